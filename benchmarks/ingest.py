@@ -1,0 +1,250 @@
+"""Ingest benchmark: realistic gen_ai traces over OTLP/HTTP protobuf against `otelbench serve`.
+
+Phase 1 (closed loop): 4 concurrent clients send pre-encoded requests (agent root +
+llm + tool spans, message content 0.5–2 KB) as fast as the collector answers, with
+durability on (fsync group commit). Prints accepted spans/s, spans/s until
+queryable (first request → every span in Parquet), p50/p99 request latency, peak
+RSS of the collector (receiver + flusher processes), and the write-ahead log's
+peak and final size.
+
+Phase 2 (overload): open loop at 2× the rate phase 1 sustained, with a smaller
+WAL bound; prints how many requests were answered 429/503 with Retry-After and
+the peak RSS, to show memory stays bounded and the collector says "slow down".
+
+    python benchmarks/ingest.py [--spans 400000] [--clients 4] [--overload-seconds 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import psutil
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.otlp_payloads import agent_request  # noqa: E402
+
+PB = {"Content-Type": "application/x-protobuf"}
+
+
+def make_payloads(n_spans: int, per_request: int, seed: int) -> list[bytes]:
+    rng = random.Random(seed)
+    agents = ["triage", "coder", "researcher", "planner"]
+    return [
+        agent_request(rng, per_request, agent=agents[i % 4]).SerializeToString()
+        for i in range(n_spans // per_request)
+    ]
+
+
+def start_server(workdir: Path, max_unflushed_mib: int) -> tuple[subprocess.Popen, str]:
+    cfg = {
+        "receivers": {"otlp": {"protocols": {"http": {"endpoint": "127.0.0.1:0"}}}},
+        "exporters": {"parquet": {"path": str(workdir / "lake")}},
+        "service": {
+            "wal": {"dir": str(workdir / "wal"), "fsync": True},
+            "limits": {"max_unflushed_mib": max_unflushed_mib},
+            "telemetry": {"log_level": "warning"},
+            "pipelines": {"traces": {"receivers": ["otlp"], "exporters": ["parquet"]}},
+        },
+    }
+    (workdir / "cfg.yaml").write_text(yaml.safe_dump(cfg))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "otelbench", "serve", "--config", str(workdir / "cfg.yaml")],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT,
+    )
+    for line in proc.stdout:
+        if "OTLP/HTTP listening on" in line:
+            threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()
+            return proc, line.strip().rsplit(" ", 1)[-1]
+    raise RuntimeError("collector did not start")
+
+
+class Sampler(threading.Thread):
+    """Peak RSS of the collector's process tree and peak WAL size, every 50 ms."""
+
+    def __init__(self, pid: int, wal_dir: Path):
+        super().__init__(daemon=True)
+        self.proc = psutil.Process(pid)
+        self.wal_dir = wal_dir
+        self.peak_rss = 0
+        self.peak_wal = 0
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            try:
+                procs = [self.proc, *self.proc.children(recursive=True)]
+                self.peak_rss = max(self.peak_rss, sum(p.memory_info().rss for p in procs))
+            except psutil.Error:
+                pass
+            self.peak_wal = max(self.peak_wal, wal_size(self.wal_dir))
+            time.sleep(0.05)
+
+
+def wal_size(wal_dir: Path) -> int:
+    total = 0
+    for p in wal_dir.glob("wal-*.log"):
+        try:
+            total += p.stat().st_size
+        except FileNotFoundError:
+            pass
+    return total
+
+
+def flushed_spans(url: str) -> int:
+    for line in httpx.get(url + "/metrics").text.splitlines():
+        if line.startswith('otelbench_flusher_flushed_items_total{signal="traces"}'):
+            return int(float(line.split()[-1]))
+    return 0
+
+
+def closed_loop(url: str, payloads: list[bytes], clients: int) -> tuple[list[float], int]:
+    latencies: list[float] = []
+    refused = 0
+    lock = threading.Lock()
+    queue = list(range(len(payloads)))
+
+    def worker() -> None:
+        nonlocal refused
+        with httpx.Client(timeout=60) as http:
+            while True:
+                with lock:
+                    if not queue:
+                        return
+                    i = queue.pop()
+                while True:
+                    t = time.perf_counter()
+                    r = http.post(url + "/v1/traces", content=payloads[i], headers=PB)
+                    if r.status_code == 200:
+                        with lock:
+                            latencies.append(time.perf_counter() - t)
+                        break
+                    with lock:
+                        refused += 1
+                    time.sleep(float(r.headers.get("retry-after", "1")))
+
+    threads = [threading.Thread(target=worker) for _ in range(clients)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    return latencies, refused
+
+
+def open_loop(url: str, payloads: list[bytes], rate_rps: float, seconds: float) -> dict[str, int]:
+    """Send at a fixed request rate regardless of answers (many concurrent senders)."""
+    codes: dict[str, int] = {}
+    lock = threading.Lock()
+    retry_after_seen = 0
+    sem = threading.Semaphore(256)
+
+    def send(body: bytes, http: httpx.Client) -> None:
+        nonlocal retry_after_seen
+        try:
+            r = http.post(url + "/v1/traces", content=body, headers=PB)
+            key = str(r.status_code)
+            with lock:
+                codes[key] = codes.get(key, 0) + 1
+                if r.status_code in (429, 503) and "retry-after" in r.headers:
+                    retry_after_seen += 1
+        except httpx.HTTPError as exc:
+            with lock:
+                codes[type(exc).__name__] = codes.get(type(exc).__name__, 0) + 1
+        finally:
+            sem.release()
+
+    http = httpx.Client(timeout=60, limits=httpx.Limits(max_connections=256))
+    start = time.perf_counter()
+    n = 0
+    threads = []
+    while time.perf_counter() - start < seconds:
+        due = start + n / rate_rps
+        delay = due - time.perf_counter()
+        if delay > 0:
+            time.sleep(delay)
+        sem.acquire()
+        t = threading.Thread(target=send, args=(payloads[n % len(payloads)], http), daemon=True)
+        t.start()
+        threads.append(t)
+        n += 1
+    [t.join() for t in threads]
+    http.close()
+    codes["retry_after_headers"] = retry_after_seen
+    return codes
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--spans", type=int, default=400_000)
+    ap.add_argument("--per-request", type=int, default=512)
+    ap.add_argument("--clients", type=int, default=4)
+    ap.add_argument("--overload-seconds", type=float, default=15.0)
+    ap.add_argument("--overload-wal-mib", type=int, default=128)
+    args = ap.parse_args()
+
+    print(f"generating {args.spans:,} spans in requests of {args.per_request} …", flush=True)
+    payloads = make_payloads(args.spans, args.per_request, seed=1)
+    total = len(payloads) * args.per_request
+    mb = sum(map(len, payloads)) / 1e6
+    print(f"{len(payloads)} requests, {mb:.0f} MB of protobuf ({mb * 1e6 / total:.0f} B/span)")
+
+    with tempfile.TemporaryDirectory(prefix="otelbench-ingest-") as tmp:
+        work = Path(tmp)
+        proc, url = start_server(work, max_unflushed_mib=1024)
+        sampler = Sampler(proc.pid, work / "wal")
+        sampler.start()
+        t0 = time.perf_counter()
+        latencies, refused = closed_loop(url, payloads, args.clients)
+        t_acked = time.perf_counter() - t0
+        while flushed_spans(url) < total:
+            time.sleep(0.02)
+        t_queryable = time.perf_counter() - t0
+        sampler.stop.set()
+        sampler.join()
+        wal_after = wal_size(work / "wal")
+        proc.terminate()
+        proc.wait(120)
+        from storage.duckdb import open_lake
+
+        stored = open_lake(work / "lake").query("SELECT count(*) FROM spans").rows[0][0]
+        lat = sorted(latencies)
+        print("\n== phase 1: closed loop, durable (fsync group commit) ==")
+        print(f"spans sent                  {total:,} ({args.clients} clients), stored {stored:,}")
+        print(f"accepted spans/s            {total / t_acked:,.0f}")
+        print(f"spans/s until queryable     {total / t_queryable:,.0f}   (first request → all in Parquet: {t_queryable:.2f} s)")
+        print(f"request latency p50 / p99   {statistics.median(lat) * 1e3:.1f} ms / {lat[int(len(lat) * 0.99) - 1] * 1e3:.1f} ms")
+        print(f"peak RSS (receiver+flusher) {sampler.peak_rss / 2**20:.0f} MiB")
+        print(f"WAL peak / after flush      {sampler.peak_wal / 2**20:.0f} MiB / {wal_after / 2**20:.0f} MiB")
+        print(f"refused (429/503)           {refused}")
+        sustained_rps = len(payloads) / t_queryable
+
+    if args.overload_seconds <= 0:
+        return
+    with tempfile.TemporaryDirectory(prefix="otelbench-overload-") as tmp:
+        work = Path(tmp)
+        proc, url = start_server(work, max_unflushed_mib=args.overload_wal_mib)
+        sampler = Sampler(proc.pid, work / "wal")
+        sampler.start()
+        codes = open_loop(url, payloads, 2 * sustained_rps, args.overload_seconds)
+        sampler.stop.set()
+        sampler.join()
+        proc.terminate()
+        proc.wait(120)
+        print(f"\n== phase 2: open loop at 2× ({2 * sustained_rps * args.per_request:,.0f} spans/s offered) for {args.overload_seconds:.0f} s ==")
+        print(f"answers                     {dict(sorted(codes.items()))}")
+        print(f"peak RSS (receiver+flusher) {sampler.peak_rss / 2**20:.0f} MiB")
+        print(f"WAL peak (bound {args.overload_wal_mib} MiB)    {sampler.peak_wal / 2**20:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,250 @@
+"""``otel-config.yaml``: parsed once, strictly, into frozen models.
+
+The file has the OpenTelemetry Collector's shape (receivers / exporters /
+service.pipelines). Unknown keys are errors naming the key and the file;
+``${env:VAR}`` and ``${env:VAR:-default}`` expand in any string value. Every
+default is a named constant below, and every key is documented in
+``docs/config.md`` (checked by ``tests/collector/test_config.py``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any, Literal, Mapping
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+DEFAULT_CONFIG_PATH = "otel-config.yaml"
+DEFAULT_GRPC_ENDPOINT = "127.0.0.1:4317"
+DEFAULT_HTTP_ENDPOINT = "127.0.0.1:4318"
+DEFAULT_MAX_REQUEST_MIB = 64  # the OTLP spec's recommended limit, after decompression
+DEFAULT_LAKE_PATH = "./data/lake"
+DEFAULT_WAL_DIR = "./data/wal"
+DEFAULT_SEGMENT_MIB = 64
+DEFAULT_MAX_UNFLUSHED_MIB = 1024
+DEFAULT_MAX_PENDING_MIB = 64
+DEFAULT_MAX_INFLIGHT = 64
+DEFAULT_RETRY_AFTER_S = 1
+DEFAULT_FLUSH_INTERVAL_S = 1.0
+DEFAULT_FLUSH_MAX_ROWS = 200_000
+DEFAULT_ROW_GROUP_MIB = 16
+DEFAULT_DEDUPE_WINDOW = 500_000
+DEFAULT_FLUSH_WORKERS = 2
+DEFAULT_COMPACT_MIN_FILES = 8
+DEFAULT_COMPACT_INTERVAL_S = 30.0
+DEFAULT_FORWARD_QUEUE = 256
+DEFAULT_FORWARD_TIMEOUT_S = 10.0
+DEFAULT_FORWARD_MAX_ELAPSED_S = 300.0
+DEFAULT_DEBUG_INTERVAL_S = 10.0
+
+SIGNALS = ("traces", "logs", "metrics")
+
+_ENV_REF = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class ConfigError(ValueError):
+    """The configuration cannot be used; the message names the file and key."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class GrpcProtocol(_Strict):
+    endpoint: str = DEFAULT_GRPC_ENDPOINT
+    max_recv_msg_size_mib: int = Field(DEFAULT_MAX_REQUEST_MIB, gt=0)
+
+
+class HttpProtocol(_Strict):
+    endpoint: str = DEFAULT_HTTP_ENDPOINT
+    max_request_body_size_mib: int = Field(DEFAULT_MAX_REQUEST_MIB, gt=0)
+
+
+class Protocols(_Strict):
+    grpc: GrpcProtocol | None = None
+    http: HttpProtocol | None = None
+
+    @model_validator(mode="after")
+    def _one_protocol(self) -> "Protocols":
+        if self.grpc is None and self.http is None:
+            raise ValueError("at least one of grpc or http must be configured")
+        return self
+
+
+class ApiKey(_Strict):
+    key: str = Field(min_length=8)
+    owner: str = Field(min_length=1)
+
+
+class Auth(_Strict):
+    keys: tuple[ApiKey, ...] = ()
+
+
+class OtlpReceiver(_Strict):
+    protocols: Protocols = Protocols(grpc=GrpcProtocol(), http=HttpProtocol())
+    auth: Auth = Auth()
+
+
+class Receivers(_Strict):
+    otlp: OtlpReceiver | None = None
+
+
+class Flush(_Strict):
+    interval_s: float = Field(DEFAULT_FLUSH_INTERVAL_S, gt=0)
+    max_rows: int = Field(DEFAULT_FLUSH_MAX_ROWS, gt=0)
+    row_group_mib: int = Field(DEFAULT_ROW_GROUP_MIB, gt=0)
+
+
+class Compaction(_Strict):
+    enabled: bool = True
+    min_files: int = Field(DEFAULT_COMPACT_MIN_FILES, ge=2)
+    interval_s: float = Field(DEFAULT_COMPACT_INTERVAL_S, gt=0)
+
+
+class ParquetExporter(_Strict):
+    path: str = DEFAULT_LAKE_PATH
+    flush: Flush = Flush()
+    compaction: Compaction = Compaction()
+    dedupe_window: int = Field(DEFAULT_DEDUPE_WINDOW, ge=0)
+    workers: int = Field(DEFAULT_FLUSH_WORKERS, ge=1, le=8)
+
+
+class OtlpExporter(_Strict):
+    endpoint: str
+    headers: Mapping[str, str] = Field(default_factory=dict)
+    compression: Literal["gzip", "none"] = "gzip"
+    timeout_s: float = Field(DEFAULT_FORWARD_TIMEOUT_S, gt=0)
+    queue_size: int = Field(DEFAULT_FORWARD_QUEUE, gt=0)
+    max_elapsed_s: float = Field(DEFAULT_FORWARD_MAX_ELAPSED_S, gt=0)
+
+    @field_validator("endpoint")
+    @classmethod
+    def _http_url(cls, v: str) -> str:
+        if not v.startswith(("http://", "https://")):
+            raise ValueError("must be an http:// or https:// URL (OTLP/HTTP)")
+        return v.rstrip("/")
+
+
+class DebugExporter(_Strict):
+    interval_s: float = Field(DEFAULT_DEBUG_INTERVAL_S, gt=0)
+
+
+class Exporters(_Strict):
+    parquet: ParquetExporter | None = None
+    otlp: OtlpExporter | None = None
+    debug: DebugExporter | None = None
+
+
+class Pipeline(_Strict):
+    receivers: tuple[Literal["otlp"], ...]
+    exporters: tuple[Literal["parquet", "otlp", "debug"], ...]
+
+
+class Wal(_Strict):
+    dir: str = DEFAULT_WAL_DIR
+    segment_size_mib: int = Field(DEFAULT_SEGMENT_MIB, gt=0)
+    fsync: bool = True
+
+
+class Limits(_Strict):
+    max_inflight_requests: int = Field(DEFAULT_MAX_INFLIGHT, gt=0)
+    max_pending_mib: int = Field(DEFAULT_MAX_PENDING_MIB, gt=0)
+    max_unflushed_mib: int = Field(DEFAULT_MAX_UNFLUSHED_MIB, gt=0)
+    retry_after_s: int = Field(DEFAULT_RETRY_AFTER_S, ge=1)
+
+
+class Telemetry(_Strict):
+    metrics: bool = True
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+
+
+class Service(_Strict):
+    pipelines: Mapping[Literal["traces", "logs", "metrics"], Pipeline]
+    wal: Wal = Wal()
+    limits: Limits = Limits()
+    telemetry: Telemetry = Telemetry()
+
+
+class Config(_Strict):
+    receivers: Receivers
+    exporters: Exporters = Exporters()
+    service: Service
+
+    @model_validator(mode="after")
+    def _pipelines_refer_to_configured_components(self) -> "Config":
+        for signal, pipeline in self.service.pipelines.items():
+            for name in pipeline.receivers:
+                if getattr(self.receivers, name) is None:
+                    raise ValueError(f"pipeline {signal!r} uses receiver {name!r}, which is not configured")
+            for name in pipeline.exporters:
+                if getattr(self.exporters, name) is None:
+                    raise ValueError(f"pipeline {signal!r} uses exporter {name!r}, which is not configured")
+        return self
+
+    # -- conveniences used by the runtime ------------------------------------
+    def signals_to(self, exporter: str) -> frozenset[str]:
+        return frozenset(s for s, p in self.service.pipelines.items() if exporter in p.exporters)
+
+    @property
+    def keys(self) -> dict[str, str]:
+        otlp = self.receivers.otlp
+        return {k.key: k.owner for k in otlp.auth.keys} if otlp else {}
+
+
+def expand_env(value: Any, environ: Mapping[str, str], where: str = "") -> Any:
+    """Expand ``${env:VAR}`` / ``${env:VAR:-default}`` in every string of a parsed YAML tree."""
+    if isinstance(value, str):
+
+        def repl(m: re.Match[str]) -> str:
+            name, default = m.group(1), m.group(2)
+            if name in environ:
+                return environ[name]
+            if default is not None:
+                return default
+            raise ConfigError(f"{where}: environment variable {name} is not set and has no default")
+
+        return _ENV_REF.sub(repl, value)
+    if isinstance(value, dict):
+        return {k: expand_env(v, environ, where) for k, v in value.items()}
+    if isinstance(value, list):
+        return [expand_env(v, environ, where) for v in value]
+    return value
+
+
+def _describe(err: ValidationError, where: str) -> str:
+    lines = []
+    for e in err.errors():
+        key = ".".join(str(p) for p in e["loc"]) or "(top level)"
+        if e["type"] == "extra_forbidden":
+            lines.append(f"{where}: unknown key '{key}'")
+        elif e["type"] == "missing":
+            lines.append(f"{where}: missing required key '{key}'")
+        else:
+            lines.append(f"{where}: '{key}': {e['msg']}")
+    return "\n".join(lines)
+
+
+def parse_config(data: Any, *, where: str = "<config>", environ: Mapping[str, str] | None = None) -> Config:
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: the top level must be a mapping")
+    data = expand_env(data, os.environ if environ is None else environ, where)
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, where)) from exc
+
+
+def load_config(path: str | Path = DEFAULT_CONFIG_PATH, *, environ: Mapping[str, str] | None = None) -> Config:
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config: {exc.strerror}") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: invalid YAML: {exc}") from exc
+    return parse_config(data, where=str(path), environ=environ)

@@ -1,0 +1,86 @@
+"""Receiver errors and their one mapping to HTTP and gRPC status.
+
+Mirrors the OTel Collector's ``receiver/otlpreceiver/internal/errors``: the core
+raises these; the HTTP and gRPC adapters translate them here and nowhere else.
+Permanent errors (bad data) are not retried by OTLP clients; retryable ones carry
+a Retry-After / RetryInfo delay.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import grpc
+
+
+@dataclass
+class ReceiverError(Exception):
+    message: str
+    retry_after_s: int | None = None
+
+    http_status = 500
+    grpc_code = grpc.StatusCode.INTERNAL
+    retryable = False
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class MalformedRequest(ReceiverError):
+    http_status = 400
+    grpc_code = grpc.StatusCode.INVALID_ARGUMENT
+
+
+class Unauthenticated(ReceiverError):
+    http_status = 401
+    grpc_code = grpc.StatusCode.UNAUTHENTICATED
+
+
+class NotFound(ReceiverError):
+    http_status = 404
+    grpc_code = grpc.StatusCode.UNIMPLEMENTED
+
+
+class MethodNotAllowed(ReceiverError):
+    http_status = 405
+    grpc_code = grpc.StatusCode.UNIMPLEMENTED
+
+
+class PayloadTooLarge(ReceiverError):
+    http_status = 413
+    grpc_code = grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+class UnsupportedMediaType(ReceiverError):
+    http_status = 415
+    grpc_code = grpc.StatusCode.INVALID_ARGUMENT
+
+
+class TooManyRequests(ReceiverError):
+    """Too many requests in flight: the client should slow down."""
+
+    http_status = 429
+    # RESOURCE_EXHAUSTED is only retried by clients when RetryInfo is attached;
+    # UNAVAILABLE is always retried, so backpressure uses it on gRPC.
+    grpc_code = grpc.StatusCode.UNAVAILABLE
+    retryable = True
+
+
+class Unavailable(ReceiverError):
+    """The write-ahead log is full or the service is stopping."""
+
+    http_status = 503
+    grpc_code = grpc.StatusCode.UNAVAILABLE
+    retryable = True
+
+
+def http_status(err: ReceiverError) -> tuple[int, dict[str, str]]:
+    """Status code and extra headers for an error."""
+    headers = {}
+    if err.retry_after_s is not None:
+        headers["Retry-After"] = str(err.retry_after_s)
+    return err.http_status, headers
+
+
+def grpc_status(err: ReceiverError) -> grpc.StatusCode:
+    return err.grpc_code

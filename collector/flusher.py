@@ -1,0 +1,244 @@
+"""The flusher workers: write-ahead log → Parquet, exactly once.
+
+Normalization and Parquet encoding are CPU-bound Python, so they run in their
+own processes (``exporters.parquet.workers``, default 2), away from the
+receivers. Worker *k* of *N* owns the log records whose checksum is *k* mod *N*
+(a retried request has the same bytes, hence the same checksum and the same
+worker, whose dedupe set then drops its spans). Each worker loops: read its
+records up to the durable position the receiver publishes, normalize them into
+a batch, write the batch as Parquet files named ``<start position>_<k>``, fsync
+its checkpoint ``checkpoint-<k>.json`` (the position after the batch), and
+retire WAL segments that every worker has passed.
+
+Crash safety: files are renamed into place only when complete, and the
+checkpoint is written after them. On start, every file of worker *k* whose
+batch starts at or after its checkpoint is an orphan of a crash between the two
+and is deleted before the log is replayed from the checkpoint, so no row is
+stored twice.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import json
+import logging
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+from collector import wal
+from collector.config import Config
+from collector.state import SharedState
+
+log = logging.getLogger("otelbench.flusher")
+
+READ_CHUNK_BYTES = 8 << 20
+IDLE_POLL_S = 0.01
+ERROR_BACKOFF_S = 1.0
+
+
+def batch_id(pos: int, worker: int | None = None) -> str:
+    """Fixed width so that string order is log order; the worker suffix keeps workers' files apart."""
+    return f"{pos:020d}" if worker is None else f"{pos:020d}_{worker}"
+
+
+def _checkpoint_path(wal_dir: Path, worker: int) -> Path:
+    return wal_dir / f"checkpoint-{worker}.json"
+
+
+def read_checkpoints(wal_dir: Path) -> dict[int, dict[str, int]]:
+    found = {}
+    for p in wal_dir.glob("checkpoint-*.json"):
+        try:
+            found[int(p.stem.split("-", 1)[1])] = json.loads(p.read_text())
+        except (ValueError, OSError):
+            continue
+    return found
+
+
+def plan_workers(wal_dir: Path, configured: int) -> tuple[int, dict[int, int]]:
+    """How many workers to run and where each starts.
+
+    The record → worker assignment depends on the worker count, so the count may
+    change only where every worker had reached the same position (after a clean
+    stop); otherwise the previous count is kept until the log is drained.
+    """
+    found = read_checkpoints(wal_dir)
+    if not found:
+        seqs = wal.list_segments(wal_dir)
+        start = wal.position(seqs[0] if seqs else 1, 0)
+        return configured, {k: start for k in range(configured)}
+    previous = {int(c.get("workers", len(found))) for c in found.values()}
+    positions = {c["position"] for c in found.values()}
+    if len(positions) == 1 and len(previous) == 1 and len(found) == previous.pop():
+        common = positions.pop()
+        return configured, {k: common for k in range(configured)}
+    n = max(found) + 1
+    if n != configured:
+        log.warning("keeping %d flusher workers until the write-ahead log is drained (configured: %d)", n, configured)
+    low = min(positions)
+    return n, {k: found.get(k, {"position": low})["position"] for k in range(n)}
+
+
+def write_checkpoint(wal_dir: Path, worker: int, workers: int, pos: int) -> None:
+    path = _checkpoint_path(wal_dir, worker)
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "w") as f:
+        json.dump({"position": pos, "batch_id": batch_id(pos, worker), "workers": workers}, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fd = os.open(wal_dir, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """Linux: SIGKILL us when the receiver process dies, so a kill -9 leaves no worker behind."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent_pid:
+        os._exit(1)
+
+
+class Flusher:
+    def __init__(self, config: Config, state: SharedState, worker: int, workers: int, start: int):
+        from exporters.parquet import ParquetSink  # heavy imports stay in the worker processes
+        from storage.lake import Lake
+
+        self.state = state
+        self.worker, self.workers = worker, workers
+        self.wal_dir = Path(config.service.wal.dir)
+        parquet = config.exporters.parquet
+        self.compaction = parquet.compaction if parquet else None
+        self.lake = Lake(parquet.path) if parquet else None
+        self.sink = (
+            ParquetSink(self.lake, config.signals_to("parquet"), dedupe_window=parquet.dedupe_window)
+            if parquet
+            else None
+        )
+        flush = parquet.flush if parquet else None
+        self.max_rows = flush.max_rows if flush else 1
+        self.max_bytes = (flush.row_group_mib << 20) if flush else 1
+        self.interval = flush.interval_s if flush else 0.1
+        self.checkpoint = start
+        self._last_compaction = time.monotonic()
+
+    def _mine(self, crc: int) -> bool:
+        return crc % self.workers == self.worker
+
+    def recover(self, starts: dict[int, int]) -> None:
+        """Worker 0 settles the lake for everyone (seed files, interrupted compactions,
+        each worker's orphans) while the others wait, so no worker sweeps files that
+        another is writing."""
+        if self.lake is not None:
+            if self.worker == 0:
+                self.lake.init()
+                for k, start in starts.items():
+                    orphans = self.lake.discard_after(batch_id(start, k), suffix=f"_{k}")
+                    if orphans:
+                        log.info("discarded %d files of worker %d written after its last checkpoint", orphans, k)
+                self.state.set("recovered", 1)
+            else:
+                while not self.state.get("recovered"):
+                    time.sleep(0.01)
+            window = self.sink.recent.capacity
+            if window:
+                self.sink.remember_stored(self.lake.recent_keys("spans", window))
+        self.state.set("flushed_pos", self.checkpoint)
+
+    def _retire(self) -> None:
+        everyone = self.state.flushed_pos  # the slowest worker's checkpoint
+        self.state.add("retired_bytes", wal.retire_before(self.wal_dir, everyone))
+
+    def _flush(self, end: int) -> None:
+        started = time.perf_counter()
+        if self.sink is not None and self.sink.rows:
+            counts = self.sink.flush(batch_id(self.checkpoint, self.worker))
+            self.state.add("flushed_spans", counts["traces"])
+            self.state.add("flushed_logs", counts["logs"])
+            self.state.add("flushed_points", counts["metrics"])
+            self.state.set("duplicates_dropped", self.sink.duplicates)
+        write_checkpoint(self.wal_dir, self.worker, self.workers, end)
+        self.checkpoint = end
+        self.state.set("flushed_pos", end)
+        self._retire()
+        took = int((time.perf_counter() - started) * 1e6)
+        self.state.add("flushes", 1)
+        self.state.add("flush_seconds_us", took)
+        self.state.set("last_flush_us", took)
+
+    def _maybe_compact(self) -> None:
+        # one worker compacts, and only files every worker has checkpointed past
+        if self.worker != 0 or self.compaction is None or not self.compaction.enabled:
+            return
+        if time.monotonic() - self._last_compaction < self.compaction.interval_s:
+            return
+        self._last_compaction = time.monotonic()
+        below = batch_id(self.state.flushed_pos)
+        for table in ("spans", "logs", "metrics"):
+            n = self.lake.compact(table, below_batch_id=below, min_files=self.compaction.min_files)
+            self.state.add("compactions", n)
+
+    def run(self) -> None:
+        pos = self.checkpoint
+        last_flush = time.monotonic()
+        while True:
+            durable = self.state.durable_pos
+            stopping = bool(self.state.get("stop"))
+            got = False
+            for pos, rec in wal.read_records(self.wal_dir, pos, durable, READ_CHUNK_BYTES, self._mine):
+                got = True
+                if rec is not None and self.sink is not None:
+                    self.sink.add(rec.signal, rec.owner, rec.payload)
+                    if self.sink.rows >= self.max_rows or self.sink.payload_bytes >= self.max_bytes:
+                        break
+            caught_up = pos >= durable
+            pending = pos != self.checkpoint
+            full = self.sink is not None and (self.sink.rows >= self.max_rows or self.sink.payload_bytes >= self.max_bytes)
+            due = pending and (full or time.monotonic() - last_flush >= self.interval or (stopping and caught_up))
+            if due:
+                try:
+                    self._flush(pos)
+                except OSError as exc:
+                    self.state.add("flush_errors", 1)
+                    log.error("worker %d: flush failed, will retry: %s", self.worker, exc)
+                    time.sleep(ERROR_BACKOFF_S)
+                    continue
+                last_flush = time.monotonic()
+                self._maybe_compact()
+            elif not pending:
+                last_flush = time.monotonic()
+            if stopping and caught_up and pos == self.checkpoint:
+                self._retire()
+                return
+            if not got:
+                time.sleep(IDLE_POLL_S)
+
+
+def main(config: Config, state_array: Any, worker: int, starts: dict[int, int], parent_pid: int) -> None:
+    """Entry point of a flusher worker process (multiprocessing, spawn)."""
+    _die_with_parent(parent_pid)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the receiver decides when we stop
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    level = config.service.telemetry.log_level.upper()
+    logging.basicConfig(level=level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    state = SharedState(state_array, worker=worker)
+    flusher = Flusher(config, state, worker, len(starts), starts[worker])
+    flusher.recover(starts)
+    # Normalized rows are acyclic: move what exists out of the collector's sight and
+    # collect rarely (measured 15–25% faster normalization).
+    gc.freeze()
+    gc.set_threshold(100_000, 50, 100)
+    state.set("ready", 1)
+    try:
+        flusher.run()
+    finally:
+        state.set("ready", 0)

@@ -1,0 +1,132 @@
+"""The ingest core: the one function both receivers call.
+
+``Ingest.export`` takes a decoded OTLP request, admits it (auth, pipeline,
+backpressure), drops invalid items (partial success), appends it to the
+write-ahead log and returns a future that resolves once it is fsynced. The HTTP
+and gRPC adapters only decode, call this, and encode; error → status mapping
+lives in ``collector.errors``.
+"""
+
+from __future__ import annotations
+
+import hmac
+import threading
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from google.protobuf.message import Message
+
+from collector import validate, wal
+from collector.errors import NotFound, TooManyRequests, Unauthenticated, Unavailable
+from collector.telemetry import Telemetry
+
+Forward = Callable[[str, bytes], None]  # (signal, OTLP protobuf payload) after acknowledgement
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    accepted: int
+    rejected: int
+    message: str | None
+
+
+class Ingest:
+    def __init__(
+        self,
+        *,
+        signals: Iterable[str],
+        keys: dict[str, str],
+        committer: wal.GroupCommitter,
+        telemetry: Telemetry,
+        max_inflight: int,
+        max_unflushed_bytes: int,
+        retry_after_s: int,
+        forwarders: Iterable[Forward] = (),
+    ):
+        self.signals = frozenset(signals)
+        self._keys = dict(keys)
+        self._committer = committer
+        self.telemetry = telemetry
+        self._max_inflight = max_inflight
+        self._max_unflushed = max_unflushed_bytes
+        self._retry_after = retry_after_s
+        self._forwarders = tuple(forwarders)
+        self._lock = threading.Lock()
+        self._inflight = 0
+        self.stopping = False
+
+    # -- admission ----------------------------------------------------------------
+    def authenticate(self, key: str | None) -> str | None:
+        """The owner of ``key``; ``None`` when auth is off. Raises Unauthenticated."""
+        if not self._keys:
+            return None
+        if key:
+            for known, owner in self._keys.items():
+                if hmac.compare_digest(known.encode(), key.encode()):
+                    return owner
+        raise Unauthenticated(
+            "missing or unknown ingest key: send it as 'X-Bench-Key: <key>' or 'Authorization: Bearer <key>'"
+        )
+
+    def check_signal(self, signal: str) -> None:
+        if signal not in self.signals:
+            raise NotFound(f"no pipeline is configured for {signal}")
+
+    def _admit(self) -> None:
+        if self.stopping:
+            raise Unavailable("the collector is shutting down", self._retry_after)
+        if self.telemetry.wal_bytes() > self._max_unflushed:
+            raise Unavailable(
+                "write-ahead log is full: Parquet flushing is behind, retry later", self._retry_after
+            )
+        with self._lock:
+            if self._inflight >= self._max_inflight:
+                raise TooManyRequests("too many export requests in flight, retry later", self._retry_after)
+            self._inflight += 1
+            self.telemetry.inflight = self._inflight
+
+    def _release(self) -> None:
+        with self._lock:
+            self._inflight -= 1
+            self.telemetry.inflight = self._inflight
+
+    # -- the core -------------------------------------------------------------------
+    def export(self, signal: str, request: Message, raw: bytes | None, owner: str | None) -> "Future[ExportResult]":
+        """Validate, log durably, and resolve when fsynced. ``raw`` is the protobuf body if it has one."""
+        self.check_signal(signal)
+        self._admit()
+        try:
+            checked = validate.check(signal, request)
+            if checked.rejected:
+                self.telemetry.count(self.telemetry.rejected, signal, checked.rejected)
+            result = ExportResult(checked.accepted, checked.rejected, checked.reason)
+            done: Future[ExportResult] = Future()
+            if checked.accepted == 0:
+                done.set_result(result)
+                self._release()
+                return done
+            payload = raw if raw is not None and not checked.changed else request.SerializeToString()
+            record = wal.encode_record(signal, owner, payload)
+            try:
+                durable = self._committer.submit(record)
+            except wal.WalFull as exc:
+                raise Unavailable(str(exc), self._retry_after) from exc
+        except BaseException:
+            self._release()
+            raise
+
+        def on_durable(f: "Future[int]") -> None:
+            self._release()
+            exc = f.exception()
+            if exc is not None:
+                done.set_exception(Unavailable(f"write-ahead log write failed: {exc}", self._retry_after))
+                return
+            self.telemetry.count(self.telemetry.received, signal, checked.accepted)
+            self.telemetry.wal_bytes_written += len(record)
+            for forward in self._forwarders:
+                forward(signal, payload)
+            done.set_result(result)
+
+        durable.add_done_callback(on_durable)
+        return done

@@ -1,0 +1,89 @@
+"""State shared by the receiver process and the flusher worker processes.
+
+A fixed array of int64 slots in shared memory: positions in the write-ahead log
+and the flushers' counters. Every slot has exactly one writing process (each
+flusher worker has its own block), so no lock is needed; readers sum the blocks.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+from typing import Any
+
+MAX_WORKERS = 8
+
+_GLOBAL = (
+    "durable_pos",  # receiver: everything before this WAL position is fsynced
+    "stop",  # receiver → flushers: flush up to durable_pos, then exit
+    "workers",  # how many flusher workers run
+    "recovered",  # flusher worker 0 → the others: the lake is settled, go ahead
+)
+_PER_WORKER = (
+    "flushed_pos",  # this worker's checkpoint: its share of the log before it is in Parquet
+    "retired_bytes",  # WAL bytes this worker deleted
+    "flushed_spans",
+    "flushed_logs",
+    "flushed_points",
+    "duplicates_dropped",
+    "flushes",
+    "flush_seconds_us",  # total time spent flushing, microseconds
+    "last_flush_us",
+    "flush_errors",
+    "compactions",
+    "ready",
+)
+_SIZE = len(_GLOBAL) + MAX_WORKERS * len(_PER_WORKER)
+
+
+class SharedState:
+    def __init__(self, array: Any = None, worker: int | None = None):
+        self._a = array if array is not None else mp.get_context("spawn").RawArray("q", _SIZE)
+        self.worker = worker  # set inside a flusher worker: which block it writes
+
+    @property
+    def array(self) -> Any:
+        return self._a
+
+    def _index(self, name: str, worker: int | None = None) -> int:
+        if name in _GLOBAL:
+            return _GLOBAL.index(name)
+        w = self.worker if worker is None else worker
+        if w is None:
+            raise ValueError(f"{name} is a per-worker slot: name the worker")
+        return len(_GLOBAL) + w * len(_PER_WORKER) + _PER_WORKER.index(name)
+
+    def get(self, name: str, worker: int | None = None) -> int:
+        return self._a[self._index(name, worker)]
+
+    def set(self, name: str, value: int, worker: int | None = None) -> None:
+        self._a[self._index(name, worker)] = value
+
+    def add(self, name: str, value: int) -> None:
+        i = self._index(name)
+        self._a[i] += value
+
+    @property
+    def durable_pos(self) -> int:
+        return self._a[0]
+
+    @property
+    def flushed_pos(self) -> int:
+        """Everything before this position is in Parquet (the slowest worker's checkpoint)."""
+        n = self.get("workers")
+        return min((self.get("flushed_pos", w) for w in range(n)), default=0)
+
+    @property
+    def all_ready(self) -> bool:
+        n = self.get("workers")
+        return n > 0 and all(self.get("ready", w) for w in range(n))
+
+    def snapshot(self) -> dict[str, int]:
+        """Global slots, plus each per-worker counter summed over the workers."""
+        out = {name: self._a[i] for i, name in enumerate(_GLOBAL)}
+        n = self.get("workers")
+        for name in _PER_WORKER:
+            out[name] = sum(self.get(name, w) for w in range(n))
+        out["flushed_pos"] = self.flushed_pos
+        out["ready"] = int(self.all_ready)
+        out["last_flush_us"] = max((self.get("last_flush_us", w) for w in range(n)), default=0)
+        return out

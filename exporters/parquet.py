@@ -1,0 +1,118 @@
+"""The Parquet exporter: OTLP payloads → normalized rows → one lake batch.
+
+Runs inside the flusher process. It decodes each logged request, normalizes it
+(``collector.normalize``), drops spans it has already stored (same trace id and
+span id: a client that retried after a crash or timeout), and hands whole
+batches to ``storage.lake``, the only module that writes Parquet.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Callable
+
+from collector import normalize
+from collector.encoding import REQUEST_TYPES
+from storage.lake import Lake
+from storage.schema import TABLE_FOR_SIGNAL
+
+_NORMALIZERS: dict[str, Callable] = {
+    "traces": normalize.normalize_traces,
+    "logs": normalize.normalize_logs,
+    "metrics": normalize.normalize_metrics,
+}
+
+
+class RecentKeys:
+    """A bounded set of recently stored span keys (oldest forgotten first)."""
+
+    def __init__(self, capacity: int):
+        self.capacity = capacity
+        self._set: set[int] = set()
+        self._order: deque[int] = deque()
+
+    def __len__(self) -> int:
+        return len(self._set)
+
+    def __contains__(self, key: int) -> bool:
+        return key in self._set
+
+    def add(self, key: int) -> None:
+        if self.capacity <= 0 or key in self._set:
+            return
+        self._set.add(key)
+        self._order.append(key)
+        if len(self._order) > self.capacity:
+            self._set.discard(self._order.popleft())
+
+
+def span_key(trace_id: str, span_id: str) -> int:
+    return hash(trace_id + span_id)
+
+
+class ParquetSink:
+    def __init__(self, lake: Lake, signals: frozenset[str], *, dedupe_window: int):
+        self.lake = lake
+        self.signals = signals
+        self.recent = RecentKeys(dedupe_window)
+        self._columns: dict[str, dict[str, list]] = {}
+        self.rows = 0
+        self.payload_bytes = 0
+        self.counts = {"traces": 0, "logs": 0, "metrics": 0}
+        self.duplicates = 0
+        self.undecodable = 0
+
+    def remember_stored(self, keys: list[tuple]) -> None:
+        for trace_id, span_id in keys:
+            self.recent.add(span_key(trace_id, span_id))
+
+    def add(self, signal: str, owner: str | None, payload: bytes) -> None:
+        if signal not in self.signals:
+            return
+        request = REQUEST_TYPES[signal]()
+        try:
+            request.ParseFromString(payload)
+        except Exception:  # validated at ingest; a bad record must not stop the flusher
+            self.undecodable += 1
+            return
+        cols = _NORMALIZERS[signal](request, owner)
+        if signal == "traces":
+            cols = self._drop_duplicates(cols)
+        n = len(next(iter(cols.values()))) if cols else 0
+        if not n:
+            return
+        table = TABLE_FOR_SIGNAL[signal].name
+        buf = self._columns.get(table)
+        if buf is None:
+            self._columns[table] = {k: list(v) for k, v in cols.items()}
+        else:
+            for k, v in cols.items():
+                buf[k].extend(v)
+        self.rows += n
+        self.payload_bytes += len(payload)
+        self.counts[signal] += n
+
+    def _drop_duplicates(self, cols: dict[str, list]) -> dict[str, list]:
+        recent = self.recent
+        keep = []
+        dup = False
+        for i, key in enumerate(map(span_key, cols["trace_id"], cols["span_id"])):
+            if key in recent:
+                dup = True
+                continue
+            recent.add(key)
+            keep.append(i)
+        if not dup:
+            return cols
+        self.duplicates += len(cols["trace_id"]) - len(keep)
+        return {k: [v[i] for i in keep] for k, v in cols.items()}
+
+    def flush(self, batch_id: str) -> dict[str, int]:
+        """Write everything buffered as one batch; returns the item counts written."""
+        if self._columns:
+            self.lake.write_batch(batch_id, self._columns)
+        counts = self.counts
+        self._columns = {}
+        self.rows = self.payload_bytes = 0
+        self.counts = {"traces": 0, "logs": 0, "metrics": 0}
+        return counts

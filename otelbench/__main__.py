@@ -1,0 +1,5 @@
+import sys
+
+from otelbench.cli import main
+
+sys.exit(main())

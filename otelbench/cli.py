@@ -1,0 +1,45 @@
+"""The ``otelbench`` console script: one sub-command per module.
+
+Each command module exposes ``add_parser(subparsers)`` (which registers its
+sub-parser and sets ``func``) and keeps its imports lazy, so ``otelbench sql``
+never pays for grpc and ``otelbench serve`` never pays for duckdb.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# module path, in the order `otelbench --help` lists them
+COMMANDS = (
+    "otelbench.commands.serve",
+    "otelbench.commands.sql",
+    "otelbench.commands.demo",
+    "otelbench.commands.model",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="otelbench",
+        description="OpenTelemetry-native collector and analysis pipeline for AI agents and local models.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in COMMANDS:
+        importlib.import_module(name).add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,50 @@
+"""``otelbench serve``: run the pipelines described in the config until SIGTERM/SIGINT."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+
+from collector.config import DEFAULT_CONFIG_PATH, ConfigError, load_config
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("serve", help="run the collector (OTLP receivers → write-ahead log → Parquet lake)")
+    p.add_argument("--config", default=DEFAULT_CONFIG_PATH, help="config file (default: %(default)s)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(f"otelbench: {exc}", file=sys.stderr)
+        return 2
+    logging.basicConfig(
+        level=config.service.telemetry.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s"
+    )
+    from collector.runtime import Collector
+
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    collector = Collector(config).start()
+    if collector.http_port:
+        print(f"otelbench: OTLP/HTTP listening on http://{_host(config, 'http')}:{collector.http_port}", flush=True)
+    if collector.grpc_port:
+        print(f"otelbench: OTLP/gRPC listening on {_host(config, 'grpc')}:{collector.grpc_port}", flush=True)
+    if config.exporters.parquet:
+        print(f"otelbench: writing the lake to {config.exporters.parquet.path}", flush=True)
+    stop.wait()
+    print("otelbench: stopping (flushing everything acknowledged)", flush=True)
+    collector.stop()
+    print("otelbench: stopped", flush=True)
+    return 0
+
+
+def _host(config, proto: str) -> str:
+    endpoint = getattr(config.receivers.otlp.protocols, proto).endpoint
+    return endpoint.rpartition(":")[0] or "0.0.0.0"

@@ -1,0 +1,156 @@
+"""Sample agent telemetry for the demo, emitted through the real OTel SDK.
+
+Three simulated agents, each instrumented in a different generation of the
+GenAI conventions (current OTel GenAI, the deprecated pre-1.37 names,
+OpenInference, OpenLLMetry), so the demo shows them normalized into one schema.
+Plus, when the embedded model is installed, a real agent run against SmolLM2
+instrumented by ``opentelemetry-instrumentation-openai-v2``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import time
+from contextlib import contextmanager
+from typing import Iterator
+
+from opentelemetry.trace import Span, Status, StatusCode, Tracer
+
+TASKS = [
+    "Summarize the failing checks in build 4411",
+    "Find why checkout latency doubled yesterday",
+    "Draft a reply to ticket #8812 about a refund",
+    "List services with more than 10 errors in syslog",
+    "Rename the config flag and update the docs",
+]
+
+
+class Clock:
+    """Simulated time: each span lasts what a real call would, without the demo waiting for it."""
+
+    def __init__(self, rng: random.Random):
+        self.rng = rng
+        self.now = time.time_ns() - 3_600 * 10**9  # the runs happened during the last hour
+
+    @contextmanager
+    def span(self, tracer: Tracer, name: str, attributes: dict[str, Any], ms: tuple[int, int] = (0, 0)) -> Iterator[Span]:
+        start = self.now
+        self.now += self.rng.randint(1, 20) * 10**6  # a little work before the call
+        with tracer.start_as_current_span(name, start_time=start, attributes=attributes, end_on_exit=False) as s:
+            yield s
+            self.now += self.rng.randint(*ms) * 10**6
+            s.end(end_time=self.now)
+
+
+def _messages(role: str, text: str) -> str:
+    return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}])
+
+
+def run_current_semconv(tracer: Tracer, clock: Clock, task: str) -> None:
+    """A 'triage' agent using the current GenAI names (gen_ai.provider.name, input/output messages)."""
+    rng = clock.rng
+    with clock.span(tracer, "invoke_agent triage", {
+        "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "triage",
+        "gen_ai.provider.name": "openai", "gen_ai.input.messages": _messages("user", task),
+    }) as root:
+        for step in range(rng.randint(1, 3)):
+            with clock.span(tracer, "chat gpt-4o-mini", {
+                "gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
+                "gen_ai.request.model": "gpt-4o-mini", "gen_ai.response.model": "gpt-4o-mini-2024-07-18",
+                "gen_ai.usage.input_tokens": rng.randint(300, 1500), "gen_ai.usage.output_tokens": rng.randint(20, 300),
+                "gen_ai.usage.cache_read.input_tokens": rng.choice([0, 0, 256]),
+                "gen_ai.response.finish_reasons": ["tool_calls" if step == 0 else "stop"],
+                "gen_ai.input.messages": _messages("user", task),
+                "gen_ai.output.messages": _messages("assistant", f"Step {step}: looking at the logs."),
+            }, ms=(400, 2500)):
+                pass
+            with clock.span(tracer, "execute_tool grep_logs", {
+                "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "grep_logs",
+                "gen_ai.tool.call.id": f"call_{step}",
+            }, ms=(5, 400)) as tool:
+                if rng.random() < 0.2:
+                    tool.set_status(Status(StatusCode.ERROR, "grep_logs: permission denied on /var/log/auth.log"))
+                    tool.set_attribute("error.type", "PermissionError")
+        root.set_attribute("gen_ai.output.messages", _messages("assistant", "Found 3 failing services."))
+
+
+def run_deprecated_semconv(tracer: Tracer, clock: Clock, task: str) -> None:
+    """A 'coder' agent on the pre-1.37 names (gen_ai.system, prompt/completion tokens, reported cost)."""
+    rng = clock.rng
+    with clock.span(tracer, "invoke_agent coder", {
+        "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "coder", "gen_ai.system": "anthropic",
+    }) as root:
+        for _ in range(rng.randint(1, 2)):
+            inp, out = rng.randint(800, 4000), rng.randint(100, 900)
+            with clock.span(tracer, "chat claude-3-5-sonnet", {
+                "gen_ai.operation.name": "chat", "gen_ai.system": "anthropic",
+                "gen_ai.request.model": "claude-3-5-sonnet-20241022",
+                "gen_ai.usage.prompt_tokens": inp, "gen_ai.usage.completion_tokens": out,
+                "gen_ai.usage.cost": round(inp * 3e-6 + out * 15e-6, 6),
+                "gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": task,
+                "gen_ai.completion.0.role": "assistant", "gen_ai.completion.0.content": "Here is the patch.",
+                "gen_ai.completion.0.finish_reason": "stop",
+            }, ms=(2000, 9000)):
+                pass
+        if rng.random() < 0.3:
+            root.set_status(Status(StatusCode.ERROR, "tests still failing after 2 attempts"))
+            root.set_attribute("error.type", "TaskFailed")
+
+
+def run_openinference(tracer: Tracer, clock: Clock, task: str) -> None:
+    """A 'researcher' agent instrumented the OpenInference way (Arize Phoenix)."""
+    rng = clock.rng
+    with clock.span(tracer, "researcher", {
+        "openinference.span.kind": "AGENT", "agent.name": "researcher", "input.value": task,
+    }) as root:
+        with clock.span(tracer, "retrieve", {"openinference.span.kind": "RETRIEVER"}, ms=(30, 300)):
+            pass
+        with clock.span(tracer, "ChatCompletion", {
+            "openinference.span.kind": "LLM", "llm.provider": "openai", "llm.system": "openai",
+            "llm.model_name": "gpt-4o", "llm.token_count.prompt": rng.randint(500, 3000),
+            "llm.token_count.completion": rng.randint(50, 400),
+            "llm.input_messages.0.message.role": "user", "llm.input_messages.0.message.content": task,
+            "llm.output_messages.0.message.role": "assistant",
+            "llm.output_messages.0.message.content": "Three sources agree.",
+        }, ms=(800, 4000)):
+            pass
+        root.set_attribute("output.value", "Three sources agree.")
+
+
+SIMULATED = (run_current_semconv, run_deprecated_semconv, run_openinference)
+
+
+def simulate(tracer: Tracer, runs: int, seed: int = 7) -> int:
+    """Emit ``runs`` agent runs spread over the three simulated agents; returns the count."""
+    clock = Clock(random.Random(seed))
+    for i in range(runs):
+        SIMULATED[i % len(SIMULATED)](tracer, clock, clock.rng.choice(TASKS))
+    return runs
+
+
+def run_real_agent(tracer: Tracer, base_url: str, model: str, tasks: list[str]) -> list[dict[str, Any]]:
+    """A tiny real agent: SmolLM2 answers each task; openai-v2 instruments the calls.
+
+    The caller must have instrumented the ``openai`` package already.
+    """
+    from openai import OpenAI
+
+    client = OpenAI(base_url=base_url, api_key="local")
+    results = []
+    for task in tasks:
+        with tracer.start_as_current_span("invoke_agent local-helper", attributes={
+            "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "local-helper",
+            "gen_ai.input.messages": _messages("user", task),
+        }) as root:
+            reply = client.chat.completions.create(
+                model=model, max_tokens=48, temperature=0,
+                messages=[{"role": "system", "content": "You are a concise assistant."},
+                          {"role": "user", "content": task}],
+            )
+            answer = reply.choices[0].message.content or ""
+            root.set_attribute("gen_ai.output.messages", _messages("assistant", answer))
+            results.append({"task": task, "answer": answer})
+    return results

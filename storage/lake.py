@@ -1,0 +1,451 @@
+"""The Parquet lake on disk: the only code that writes (or deletes) Parquet files.
+
+Layout (see docs/schema.md)::
+
+    <root>/_lake.json                              {"schema_version": N, ...}
+    <root>/<table>/date=1970-01-01/seed.parquet    zero rows, current schema
+    <root>/<table>/date=YYYY-MM-DD/part-<batch>-<n>.parquet
+    <root>/<table>/date=YYYY-MM-DD/compact-<batch>-<n>.parquet
+    <root>/<table>/date=YYYY-MM-DD/_journal-<batch>.json   (only mid-compaction)
+
+Every file appears atomically: written under a hidden ``.…tmp`` name in the same folder,
+fsynced, renamed, then the folder fsynced. Hidden and ``_`` names are skipped by
+DuckDB's ``*.parquet`` glob, by ``pyarrow.dataset`` and by polars, so readers never
+see half a file. ``batch_id`` is the collector's fixed-width checkpoint position, so
+"newer than the checkpoint" is a plain string comparison on file names.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from storage import queries
+from storage.schema import PARTITION_COLUMN, SCHEMA_VERSION, TABLES, Table
+
+SEED_DATE = "1970-01-01"
+SEED_NAME = "seed.parquet"
+MANIFEST_NAME = "_lake.json"
+COMPRESSION = "zstd"
+ROW_GROUP_ROWS = 122_880  # DuckDB's own row-group size: one scan task per group
+_BUFFER_BYTES = 64 << 20  # compaction writes a row group at the latest every 64 MiB
+_COMPACT_MEMORY = "512MB"  # DuckDB sorts and dedupes within this, spilling to <root>/_tmp
+
+# Row order inside every file. The views filter on these columns (span_type = 'llm',
+# message_direction IN ...); a file sorted by them lets DuckDB skip whole row groups by
+# their min/max statistics, so llm_calls reads only the llm row groups of a big file.
+SORT_KEYS: dict[str, tuple[str, ...]] = {
+    "spans": ("span_type", "start_time"),
+    "logs": ("message_direction", "time"),
+    "metrics": ("metric_name", "time"),
+}
+# Unique per row: a dictionary page would only fill up and fall back, slowing reads.
+_NO_DICTIONARY: dict[str, frozenset[str]] = {"spans": frozenset({"span_id"})}
+
+_BATCH_ID = re.compile(r"^[0-9A-Za-z_]+$")
+_DATA_FILE = re.compile(r"^(?P<kind>part|compact)-(?P<batch>[0-9A-Za-z_]+)-(?P<n>\d+)\.parquet$")
+_JOURNAL = re.compile(r"^_journal-(?P<batch>[0-9A-Za-z_]+)\.json$")
+
+
+class LakeError(RuntimeError):
+    """The lake on disk cannot be used as asked (newer schema, bad batch id)."""
+
+
+@dataclass(frozen=True, order=True)
+class DataFile:
+    """A part or compact file, ordered the way its rows were written."""
+
+    batch_id: str
+    kind_rank: int  # a compact file holds rows older than a part file of the same batch
+    n: int
+    path: Path
+
+    @classmethod
+    def parse(cls, path: Path) -> DataFile | None:
+        m = _DATA_FILE.match(path.name)
+        if m is None:
+            return None
+        rank = 0 if m["kind"] == "compact" else 1
+        return cls(m["batch"], rank, int(m["n"]), path)
+
+
+class Lake:
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root).absolute()
+
+    # ------------------------------------------------------------------ layout
+    def table_dir(self, table: str) -> Path:
+        return self.root / _table(table).name
+
+    def init(self) -> None:
+        """Create the folders, seed files and manifest; finish any interrupted compaction."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        manifest = self.root / MANIFEST_NAME
+        if manifest.exists():
+            found = json.loads(manifest.read_text()).get("schema_version")
+            if isinstance(found, int) and found > SCHEMA_VERSION:
+                raise LakeError(
+                    f"{self.root} holds schema version {found}; this otelbench writes "
+                    f"version {SCHEMA_VERSION} — upgrade otelbench"
+                )
+        for t in TABLES.values():
+            seed_dir = self.table_dir(t.name) / f"{PARTITION_COLUMN}={SEED_DATE}"
+            seed_dir.mkdir(parents=True, exist_ok=True)
+            seed = seed_dir / SEED_NAME
+            # Rewrite the seed when the schema grew, so union_by_name sees every column.
+            if not seed.exists() or not pq.read_schema(seed).equals(t.schema):
+                _write_atomic(t.schema.empty_table(), seed, t)
+                _fsync_dir(seed_dir)
+            self._recover(t)
+        body = {
+            "schema_version": SCHEMA_VERSION,
+            "partitioning": f"hive: {PARTITION_COLUMN}=YYYY-MM-DD (UTC date of the time column)",
+            "tables": {
+                t.name: {"time_column": t.time_column, "key": list(t.key)} for t in TABLES.values()
+            },
+        }
+        text = json.dumps(body, indent=2) + "\n"
+        if not manifest.exists() or manifest.read_text() != text:
+            tmp = manifest.with_name(f".{MANIFEST_NAME}.tmp")
+            tmp.write_text(text)
+            _fsync(tmp)
+            os.replace(tmp, manifest)
+            _fsync_dir(self.root)
+
+    def files(self, table: str) -> list[Path]:
+        """Data files (part and compact, not the seed), oldest batch first."""
+        return [f.path for f in self._data_files(_table(table))]
+
+    def _data_files(self, t: Table) -> list[DataFile]:
+        found = (DataFile.parse(p) for p in self.table_dir(t.name).glob("*/*.parquet"))
+        return sorted(f for f in found if f is not None)
+
+    def _partitions(self, t: Table) -> list[Path]:
+        return sorted(p for p in self.table_dir(t.name).glob(f"{PARTITION_COLUMN}=*") if p.is_dir())
+
+    # ------------------------------------------------------------------ writes
+    def write_batch(self, batch_id: str, tables: Mapping[str, Mapping[str, Sequence[Any]]]) -> list[Path]:
+        """Write one flush: each table's rows split by the UTC date of its time column."""
+        _check_batch_id(batch_id)
+        written: list[Path] = []
+        dirs: set[Path] = set()
+        for name, columns in tables.items():
+            t = _table(name)
+            data = _to_arrow(t, columns)
+            if data.num_rows == 0:
+                continue
+            for n, (day, rows) in enumerate(_split_by_date(data, t.time_column)):
+                folder = self.table_dir(t.name) / f"{PARTITION_COLUMN}={day}"
+                folder.mkdir(parents=True, exist_ok=True)
+                path = folder / f"part-{batch_id}-{n}.parquet"
+                _write_atomic(_sorted(t, rows), path, t)
+                written.append(path)
+                dirs.add(folder)
+        for folder in dirs:
+            _fsync_dir(folder)
+        return written
+
+    def discard_after(self, batch_id: str, *, suffix: str | None = None) -> int:
+        """Delete part files of batches >= batch_id (written but never checkpointed) and temp files.
+
+        ``suffix``: only batches whose id ends with it (one flusher worker's files,
+        e.g. ``_0``); the other workers' files are theirs to judge.
+        """
+        _check_batch_id(batch_id)
+        removed = 0
+        for t in TABLES.values():
+            self._recover(t)  # a journal may name temp files; settle it before sweeping
+            for part in self._partitions(t):
+                for p in part.iterdir():
+                    f = DataFile.parse(p)
+                    stale_part = (
+                        f is not None
+                        and f.kind_rank == 1
+                        and f.batch_id >= batch_id
+                        and (suffix is None or f.batch_id.endswith(suffix))
+                    )
+                    if stale_part or _is_temp(p):
+                        p.unlink()
+                        removed += 1
+                if removed:
+                    _fsync_dir(part)
+        return removed
+
+    # ------------------------------------------------------------------ reads
+    def recent_keys(self, table: str, limit: int) -> list[tuple[Any, ...]]:
+        """Key tuples from the newest files, newest first, at most ``limit`` (for the flusher's dedupe set)."""
+        t = _table(table)
+        if not t.key or limit <= 0:
+            return []
+        keys: list[tuple[Any, ...]] = []
+        for f in reversed(self._data_files(t)):
+            cols = pq.read_table(f.path, columns=list(t.key))
+            values = [cols.column(k).to_pylist() for k in t.key]
+            keys.extend(reversed(list(zip(*values))))
+            if len(keys) >= limit:
+                break
+        return keys[:limit]
+
+    # ------------------------------------------------------------------ compaction
+    def compact(
+        self,
+        table: str,
+        *,
+        below_batch_id: str,
+        min_files: int = 8,
+        target_rows: int = 2_000_000,
+    ) -> int:
+        """Merge each partition's small files older than ``below_batch_id``; returns files merged.
+
+        Rows with an equal ``Table.key`` keep their first copy (oldest batch, then file order).
+        Outputs are sorted by ``SORT_KEYS`` across the whole partition. Memory stays bounded:
+        DuckDB finds duplicates on the key columns and sorts within ``_COMPACT_MEMORY``
+        (spilling to ``<root>/_tmp``), and rows stream out one row group at a time.
+        """
+        _check_batch_id(below_batch_id)
+        t = _table(table)
+        self._recover(t)
+        merged = 0
+        for part in self._partitions(t):
+            inputs = [
+                f
+                for f in sorted(filter(None, map(DataFile.parse, part.glob("*.parquet"))))
+                if f.batch_id < below_batch_id and pq.ParquetFile(f.path).metadata.num_rows < target_rows
+            ]
+            if len(inputs) >= max(min_files, 2):
+                self._compact_partition(t, part, inputs, target_rows)
+                merged += len(inputs)
+        return merged
+
+    def _compact_partition(self, t: Table, part: Path, inputs: list[DataFile], target_rows: int) -> None:
+        top = max(f.batch_id for f in inputs)
+        total = sum(pq.ParquetFile(f.path).metadata.num_rows for f in inputs)
+        taken = {p.name for p in part.iterdir()}
+        names: list[str] = []
+        n = 0
+        while len(names) < max(1, -(-total // target_rows)):
+            name = f"compact-{top}-{n}.parquet"
+            if name not in taken:  # never reuse a name: it could be one of the inputs
+                names.append(name)
+            n += 1
+        journal = part / f"_journal-{top}.json"
+        plan = {"inputs": [f.path.name for f in inputs], "outputs": names}
+        _write_json_atomic(journal, plan)
+        _fsync_dir(part)
+
+        try:
+            written = self._merge(t, inputs, [part / name for name in names], target_rows)
+        except BaseException:
+            # Nothing was renamed yet: drop the temp files and the journal, keep the inputs.
+            for name in names:
+                _temp_name(part / name).unlink(missing_ok=True)
+            journal.unlink(missing_ok=True)
+            raise
+        if len(written) < len(names):  # duplicates dropped: fewer outputs than planned
+            plan["outputs"] = [p.name for p in written]
+            _write_json_atomic(journal, plan)
+        for final in written:
+            os.replace(_temp_name(final), final)
+        _fsync_dir(part)
+        self._finish(part, journal)
+
+    def _merge(self, t: Table, inputs: list[DataFile], outputs: list[Path], target_rows: int) -> list[Path]:
+        """Stream the inputs, sorted and without repeated keys, into the temp files of ``outputs``.
+
+        Returns the outputs that received rows, each fsynced under its temp name.
+        """
+        import duckdb  # lazy: only compaction needs it, not the collector's hot path
+
+        tmp_dir = self.root / "_tmp"
+        tmp_dir.mkdir(exist_ok=True)
+        config = {"memory_limit": _COMPACT_MEMORY, "temp_directory": str(tmp_dir)}
+        present = set().union(*(pq.read_schema(f.path).names for f in inputs))
+        sql = queries.compact_sql([c for c in t.columns if c in present], t.key, SORT_KEYS.get(t.name, ()))
+        out = _RollingWriter(t, outputs, target_rows)
+        try:
+            with duckdb.connect(":memory:", config=config) as con:
+                con.execute(queries.DISABLE_PROGRESS_BAR)  # it would draw on the collector's stdout
+                result = con.sql(sql, params={"files": [str(f.path) for f in inputs]})
+                for batch in result.to_arrow_reader(16_384):
+                    out.write(_conform(batch, t.schema))
+        finally:
+            out.close()
+        return out.written
+
+    def _recover(self, t: Table) -> None:
+        """Settle journals left by a crash: finish a compaction whose outputs all exist, else undo it."""
+        for part in self._partitions(t):
+            for journal in sorted(part.glob("_journal-*.json")):
+                if not _JOURNAL.match(journal.name):
+                    continue
+                plan = json.loads(journal.read_text())
+                outs = [part / name for name in plan["outputs"]]
+                if not all(p.exists() for p in outs):
+                    # The inputs are all still there (they go only after every rename): roll back.
+                    for p in outs:
+                        p.unlink(missing_ok=True)
+                        _temp_name(p).unlink(missing_ok=True)
+                    journal.unlink()
+                    _fsync_dir(part)
+                else:
+                    self._finish(part, journal)
+
+    @staticmethod
+    def _finish(part: Path, journal: Path) -> None:
+        plan = json.loads(journal.read_text())
+        for name in plan["inputs"]:
+            (part / name).unlink(missing_ok=True)
+        _fsync_dir(part)
+        journal.unlink()
+        _fsync_dir(part)
+
+
+# ---------------------------------------------------------------------- helpers
+def _table(name: str) -> Table:
+    try:
+        return TABLES[name]
+    except KeyError:
+        raise LakeError(f"unknown table {name!r}; tables: {', '.join(TABLES)}") from None
+
+
+def _check_batch_id(batch_id: str) -> None:
+    if not isinstance(batch_id, str) or not _BATCH_ID.match(batch_id):
+        raise LakeError(f"batch id must be letters, digits or '_' (fixed width), got {batch_id!r}")
+
+
+def _to_arrow(t: Table, columns: Mapping[str, Sequence[Any]]) -> pa.Table:
+    """Exactly the table's schema: a missing or unknown column is a programming error, named."""
+    unknown = set(columns) - set(t.columns)
+    missing = set(t.columns) - set(columns)
+    if unknown or missing:
+        raise LakeError(
+            f"table {t.name}: unknown columns {sorted(unknown)}, missing columns {sorted(missing)}"
+        )
+    arrays = []
+    for f in t.schema:
+        values = columns[f.name]
+        if isinstance(values, (pa.Array, pa.ChunkedArray)):
+            arrays.append(values if values.type == f.type else values.cast(f.type))
+        else:  # lists, numpy arrays: timestamps as int microseconds convert directly
+            arrays.append(pa.array(values, type=f.type))
+    return pa.Table.from_arrays(arrays, schema=t.schema)
+
+
+def _split_by_date(data: pa.Table, time_column: str) -> Iterable[tuple[str, pa.Table]]:
+    """(YYYY-MM-DD, rows) per UTC day; rows without a time land in the seed's 1970-01-01."""
+    days = pc.fill_null(pc.cast(data.column(time_column), pa.date32()), pa.scalar(0, pa.date32()))
+    unique = pc.unique(days)
+    if len(unique) == 1:
+        yield unique[0].as_py().isoformat(), data
+        return
+    for day in sorted(unique.to_pylist()):
+        yield day.isoformat(), data.filter(pc.equal(days, pa.scalar(day, pa.date32())))
+
+
+def _sorted(t: Table, data: pa.Table) -> pa.Table:
+    keys = SORT_KEYS.get(t.name, ())
+    return data.sort_by([(k, "ascending") for k in keys]) if keys and data.num_rows > 1 else data
+
+
+def _conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """DuckDB's Arrow output → exactly ``schema`` (time zone names, string views, and
+    columns that no input file had, from an older schema version)."""
+    arrays = []
+    for f in schema:
+        i = batch.schema.get_field_index(f.name)
+        arrays.append(pa.nulls(batch.num_rows, f.type) if i < 0 else batch.column(i).cast(f.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _write_options(t: Table) -> dict[str, Any]:
+    plain = _NO_DICTIONARY.get(t.name, frozenset())
+    return {"compression": COMPRESSION, "use_dictionary": [c for c in t.columns if c not in plain]}
+
+
+class _RollingWriter:
+    """Writes batches into temp files of ``outputs`` in turn, ``target_rows`` rows each,
+    in row groups of ROW_GROUP_ROWS but never holding more than _BUFFER_BYTES."""
+
+    def __init__(self, t: Table, outputs: list[Path], target_rows: int) -> None:
+        self.t, self.outputs, self.target_rows = t, outputs, target_rows
+        self.written: list[Path] = []
+        self._writer: pq.ParquetWriter | None = None
+        self._buffer: list[pa.RecordBatch] = []
+        self._rows_in_file = self._buffered_rows = self._buffered_bytes = 0
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        while batch.num_rows:
+            if self._writer is None or self._rows_in_file >= self.target_rows:
+                self._next_file()
+            take = batch.slice(0, self.target_rows - self._rows_in_file)
+            batch = batch.slice(take.num_rows)
+            self._buffer.append(take)
+            self._rows_in_file += take.num_rows
+            self._buffered_rows += take.num_rows
+            self._buffered_bytes += take.nbytes
+            if self._buffered_rows >= ROW_GROUP_ROWS or self._buffered_bytes >= _BUFFER_BYTES:
+                self._flush()
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._flush()
+            self._writer.close()
+            _fsync(_temp_name(self.written[-1]))
+            self._writer = None
+
+    def _next_file(self) -> None:
+        self.close()
+        self.written.append(self.outputs[len(self.written)])
+        self._writer = pq.ParquetWriter(_temp_name(self.written[-1]), self.t.schema, **_write_options(self.t))
+        self._rows_in_file = 0
+
+    def _flush(self) -> None:
+        if self._buffer and self._writer is not None:
+            table = pa.Table.from_batches(self._buffer, self.t.schema)
+            self._writer.write_table(table, row_group_size=ROW_GROUP_ROWS)
+        self._buffer, self._buffered_rows, self._buffered_bytes = [], 0, 0
+
+
+def _write_atomic(data: pa.Table, path: Path, t: Table) -> None:
+    tmp = _temp_name(path)
+    pq.write_table(data, tmp, row_group_size=ROW_GROUP_ROWS, **_write_options(t))
+    _fsync(tmp)
+    os.replace(tmp, path)
+
+
+def _write_json_atomic(path: Path, body: dict[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(body))
+    _fsync(tmp)
+    os.replace(tmp, path)
+
+
+def _temp_name(path: Path) -> Path:
+    # Leading dot: hidden from every reader's glob; ".tmp": never mistaken for Parquet.
+    return path.with_name(f".{path.name}.tmp")
+
+
+def _is_temp(path: Path) -> bool:
+    return path.name.startswith(".") and path.name.endswith(".tmp")
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(path: Path) -> None:
+    # A rename or unlink is durable only once its folder is fsynced (POSIX).
+    _fsync(path)

@@ -1,0 +1,313 @@
+"""All SQL of otelbench: the views over the lake and the named queries.
+
+Functions here only *build* SQL (pure, tested as input → SQL); ``storage.duckdb`` runs it.
+Values are always bound as parameters. The only things ever formatted into SQL are the
+lake's own folder path (``CREATE VIEW`` cannot take parameters) and column names from
+``storage.schema`` — both ours, never a caller's, and both quoted.
+
+Views (documented column by column in docs/schema.md):
+
+- ``spans``, ``logs``, ``metrics``: the lake tables as stored, plus the ``date`` partition.
+- ``span_messages``: GenAI message *events* (log rows) folded into one row per span —
+  the one place that decides how log events become a call's input/output messages.
+- ``span_agents``: spans that name an agent, for "which agent made this call".
+- ``llm_calls``, ``tool_calls``: one row per llm / tool span, with its agent resolved.
+- ``agent_runs``: one row per trace that did any llm, agent or tool work.
+
+Cost notes (measured with benchmarks/query.py; duckdb 2.0.1): every llm_calls /
+tool_calls query runs the joins below — DuckDB drops an unused LEFT JOIN only when its
+grouped side is unfiltered and only one per query — so they are keyed by a 64-bit hash
+(cheaper than joining two hex strings), and the lake sorts rows by span_type so the
+``span_type = ...`` filters skip whole row groups.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from storage.schema import PARTITION_COLUMN, TABLES
+
+VIEW_NAMES = ("spans", "logs", "metrics", "span_messages", "span_agents", "llm_calls", "tool_calls", "agent_runs")
+
+_GLOB_CHARS = set("*?[]{}")
+
+
+def sql_string(value: str) -> str:
+    """A SQL string literal; used only for the lake path, which views cannot bind."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def table_glob(lake_root: str | Path, table: str) -> str:
+    """Every Parquet file of ``table``; hidden temp files and journals never match."""
+    root = str(Path(lake_root).absolute())
+    if _GLOB_CHARS & set(root):
+        # the path becomes a glob pattern: a '[' in a folder name would silently match nothing
+        raise ValueError(f"lake path must not contain any of {''.join(sorted(_GLOB_CHARS))}: {root}")
+    return f"{root}/{table}/*/*.parquet"
+
+
+def read_table_sql(lake_root: str | Path, table: str, *, row_numbers: bool = False) -> str:
+    """The ``read_parquet`` call behind a table view.
+
+    union_by_name: files written before a column was added still read (as NULL); the seed
+    file always carries the current schema. hive_types pins ``date`` to DATE rather than
+    trusting auto-detection.
+    """
+    extra = ", filename = true, file_row_number = true" if row_numbers else ""
+    return (
+        f"read_parquet({sql_string(table_glob(lake_root, table))}, hive_partitioning = true, "
+        f"union_by_name = true, hive_types = {{{sql_string(PARTITION_COLUMN)}: 'DATE'}}{extra})"
+    )
+
+
+def table_view_sql(lake_root: str | Path, table: str) -> str:
+    return f"CREATE OR REPLACE VIEW {table} AS SELECT * FROM {read_table_sql(lake_root, table)}"
+
+
+# A span's key for joins: hash(trace_id, span_id) as UBIGINT. Joining on it costs ~half of
+# joining on the two hex strings; span_id alone is not unique (test and demo data reuse
+# span ids across traces). A wrong match needs a 64-bit collision (~1e-7 at 10M spans).
+SPAN_KEY = "hash({t}.trace_id, {t}.span_id)"
+PARENT_KEY = "hash({t}.trace_id, {t}.parent_span_id)"
+
+
+# --------------------------------------------------------------------------- messages
+def span_messages_sql(lake_root: str | Path) -> str:
+    """GenAI message log events → one row per span: input_messages, output_messages.
+
+    The rule, kept here and only here (event shapes: collector.normalize):
+    - a ``details`` event (gen_ai.client.inference.operation.details) carries the whole
+      call as ``{"input": [...]|null, "output": [...]|null}``; the latest one wins, side
+      by side (its null side falls through to the events below);
+    - otherwise the ``input`` (resp. ``output``) events' message arrays are concatenated
+      in event time order (ties: file, then row order — the order they were received).
+    Malformed JSON is skipped rather than failing every query that touches the view.
+    """
+    order = "time, filename, file_row_number"
+
+    def concat(direction: str) -> str:
+        return (
+            f"CAST(to_json(flatten(list(TRY_CAST(messages AS JSON[]) ORDER BY {order}) "
+            f"FILTER (WHERE message_direction = '{direction}'))) AS VARCHAR)"
+        )
+
+    def detail(side: str) -> str:
+        latest = f"arg_max(messages, ({order})) FILTER (WHERE message_direction = 'details')"
+        # json_extract of an absent or null side gives NULL or 'null': both mean "not given"
+        return f"nullif(CAST(json_extract(TRY_CAST({latest} AS JSON), '$.{side}') AS VARCHAR), 'null')"
+
+    return f"""CREATE OR REPLACE VIEW span_messages AS
+SELECT
+    {SPAN_KEY.format(t='l')} AS span_key,
+    any_value(l.trace_id) AS trace_id,
+    any_value(l.span_id) AS span_id,
+    coalesce({detail('input')}, {concat('input')}) AS input_messages,
+    coalesce({detail('output')}, {concat('output')}) AS output_messages
+FROM {read_table_sql(lake_root, 'logs', row_numbers=True)} AS l
+WHERE l.message_direction IN ('input', 'output', 'details') AND l.messages IS NOT NULL
+  AND l.trace_id IS NOT NULL AND l.span_id IS NOT NULL
+GROUP BY span_key"""
+
+
+# --------------------------------------------------------------------------- agents
+# Which agent made a call. A recursive walk up the span tree costs seconds at 10M spans,
+# so one level only: the span's own agent_name (gen_ai.agent.name on the call itself);
+# else its direct parent's — an invoke_agent span, or a GenAI trace's root, which
+# collector.normalize names after service.name; else the span's own service.name.
+SPAN_AGENTS_SQL = f"""CREATE OR REPLACE VIEW span_agents AS
+SELECT {SPAN_KEY.format(t='a')} AS span_key, any_value(a.agent_name) AS agent_name
+FROM spans AS a
+WHERE a.agent_name IS NOT NULL
+GROUP BY span_key"""
+
+# `s` is the span; `pa` is span_agents joined by _CALL_JOINS.
+AGENT_EXPR = "coalesce(s.agent_name, pa.agent_name, s.service_name)"
+_AGENT_JOIN = f"LEFT JOIN span_agents AS pa ON pa.span_key = {PARENT_KEY.format(t='s')}"
+
+
+def llm_calls_sql() -> str:
+    return f"""CREATE OR REPLACE VIEW llm_calls AS
+SELECT
+    s.trace_id, s.span_id, s.parent_span_id, s.start_time, s.duration_ms,
+    {AGENT_EXPR} AS agent,
+    s.operation, s.provider, s.request_model, s.response_model,
+    s.input_tokens, s.output_tokens, s.total_tokens, s.cache_read_tokens, s.reasoning_tokens,
+    s.cost_usd, s.cost_source, s.ttft_ms, s.finish_reasons, s.status_code, s.error_message,
+    -- span attributes win; log events only fill in what the span lacks
+    coalesce(s.input_messages, m.input_messages) AS input_messages,
+    coalesce(s.output_messages, m.output_messages) AS output_messages,
+    s.owner, s.service_name, s.date
+FROM spans AS s
+{_AGENT_JOIN}
+LEFT JOIN span_messages AS m ON m.span_key = {SPAN_KEY.format(t='s')}
+WHERE s.span_type = 'llm'"""
+
+
+def tool_calls_sql() -> str:
+    return f"""CREATE OR REPLACE VIEW tool_calls AS
+SELECT
+    s.trace_id, s.span_id,
+    {AGENT_EXPR} AS agent,
+    s.tool_name, s.tool_call_id,
+    CASE WHEN s.status_code = 'error' THEN 'error' ELSE 'ok' END AS status,
+    s.duration_ms, s.error_message, s.start_time, s.date
+FROM spans AS s
+{_AGENT_JOIN}
+WHERE s.span_type = 'tool'"""
+
+
+# --------------------------------------------------------------------------- runs
+# The root: the span without a parent, else (root not received yet) the earliest span.
+# One BIGINT orders both ways at once; arg_min on it is cheaper than on a (bool, ts) struct.
+_ROOT_FIRST = "((s.parent_span_id IS NOT NULL)::BIGINT << 60) + epoch_us(s.start_time)"
+# The run's agent in one pass: the root's agent_name, else the earliest agent span's, else
+# the root's service.name (rank in the top bits, then time).
+_AGENT_RANK = """((CASE WHEN s.parent_span_id IS NULL AND s.agent_name IS NOT NULL THEN 0
+                WHEN s.span_type = 'agent' AND s.agent_name IS NOT NULL THEN 1
+                WHEN s.parent_span_id IS NULL THEN 2 ELSE 3 END)::BIGINT << 60)
+             + epoch_us(s.start_time)"""
+
+AGENT_RUNS_SQL = f"""CREATE OR REPLACE VIEW agent_runs AS
+WITH per_trace AS (
+    -- one aggregate per root field (not one struct), so unused ones are pruned
+    SELECT
+        s.trace_id,
+        arg_min(coalesce(s.agent_name, s.service_name), {_AGENT_RANK}) AS agent,
+        arg_min(s.name, {_ROOT_FIRST}) AS root_name,
+        bool_or(s.status_code = 'error' AND (s.parent_span_id IS NULL OR s.span_type = 'agent')) AS errored,
+        arg_min(s.start_time, {_ROOT_FIRST}) AS start_time,
+        arg_min(s.duration_ms, {_ROOT_FIRST}) AS duration_ms,
+        sum(s.cost_usd) FILTER (WHERE s.span_type = 'llm') AS cost_usd,
+        CAST(sum(s.input_tokens) FILTER (WHERE s.span_type = 'llm') AS BIGINT) AS input_tokens,
+        CAST(sum(s.output_tokens) FILTER (WHERE s.span_type = 'llm') AS BIGINT) AS output_tokens,
+        count(*) FILTER (WHERE s.span_type = 'llm') AS llm_calls,
+        count(*) FILTER (WHERE s.span_type = 'tool') AS tool_calls,
+        count(*) FILTER (WHERE s.span_type IN ('llm', 'agent', 'tool')) AS genai_spans,
+        arg_min(s.input_messages, {_ROOT_FIRST}) AS root_input,
+        arg_min(s.output_messages, {_ROOT_FIRST}) AS root_output,
+        arg_min(s.owner, {_ROOT_FIRST}) AS owner,
+        arg_min(s.service_name, {_ROOT_FIRST}) AS service_name,
+        arg_min(s.date, {_ROOT_FIRST}) AS date
+    FROM spans AS s
+    GROUP BY s.trace_id
+),
+llm_io AS (
+    SELECT trace_id,
+           arg_min(input_messages, start_time) AS first_input,
+           arg_max(output_messages, start_time) AS last_output
+    FROM llm_calls
+    GROUP BY trace_id
+)
+SELECT
+    t.trace_id, t.agent, t.root_name,
+    CASE WHEN t.errored THEN 'error' ELSE 'ok' END AS status,
+    t.start_time, t.duration_ms,
+    t.cost_usd, t.input_tokens, t.output_tokens, t.llm_calls, t.tool_calls,
+    coalesce(t.root_input, io.first_input) AS input,
+    coalesce(t.root_output, io.last_output) AS output,
+    t.owner, t.service_name, t.date
+FROM per_trace AS t
+-- one row per trace_id: DuckDB drops this join unless input/output are selected
+LEFT JOIN llm_io AS io ON io.trace_id = t.trace_id
+WHERE t.genai_spans > 0"""
+
+
+def view_ddl(lake_root: str | Path) -> list[str]:
+    """CREATE VIEW statements, dependencies first."""
+    return [
+        *(table_view_sql(lake_root, name) for name in TABLES),
+        span_messages_sql(lake_root),
+        SPAN_AGENTS_SQL,
+        llm_calls_sql(),
+        tool_calls_sql(),
+        AGENT_RUNS_SQL,
+    ]
+
+
+def print_views(lake_root: str | Path) -> str:
+    """The views as a script for the ``duckdb`` CLI: ``otelbench sql --print-views | duckdb``."""
+    header = f"-- otelbench views over the lake at {Path(lake_root).absolute()}\n\n"
+    return header + "".join(stmt + ";\n\n" for stmt in view_ddl(lake_root))
+
+
+# --------------------------------------------------------------------------- named queries
+LLM_CALLS_BY_AGENT = "SELECT agent, count(*) FROM llm_calls GROUP BY agent"
+
+AGENT_RUNS_BY_AGENT = """SELECT agent, count(*) AS runs, sum(cost_usd) AS cost_usd,
+       sum(llm_calls) AS llm_calls, count(*) FILTER (WHERE status = 'error') AS errors
+FROM agent_runs GROUP BY agent ORDER BY runs DESC"""
+
+# Timed by benchmarks/query.py (figures quoted in the README), besides the two above.
+LLM_CALL_MESSAGES_COUNT = "SELECT count(input_messages) FROM llm_calls"
+SPANS_BY_TYPE = "SELECT span_type, count(*) FROM spans GROUP BY span_type"
+COUNT_SPANS = "SELECT count(*) FROM spans"
+COUNT_LLM_CALLS = "SELECT count(*) FROM llm_calls"
+
+
+# --------------------------------------------------------------------------- lockdown
+# Run by storage.duckdb after the views exist, in this order (../shared/REFERENCE.md).
+# TIMESTAMPTZ values come back in UTC whatever the host's zone (an ICU setting: not
+# accepted in duckdb.connect's config, so set before the lock).
+SET_TIME_ZONE_UTC = "SET TimeZone = 'UTC'"
+SET_ALLOWED_DIRECTORIES = "SET allowed_directories = $1"  # bound: [lake folder + '/']
+DISABLE_EXTERNAL_ACCESS = "SET enable_external_access = false"
+LOCK_CONFIGURATION = "SET lock_configuration = true"
+
+
+# --------------------------------------------------------------------------- compaction
+DISABLE_PROGRESS_BAR = "SET enable_progress_bar = false"
+
+
+def compact_sql(columns: Sequence[str], key: Sequence[str], sort: Sequence[str]) -> str:
+    """Rows of ``$files`` (in order) as one stream sorted by ``sort``, without key repeats.
+
+    Of rows sharing ``key``, the first (earliest file, then row) is kept. Duplicates are
+    found on the key columns alone; the full rows only stream through DuckDB's sort,
+    which spills to disk past its memory limit. ``columns``: the ones the files have.
+    """
+    cols = ", ".join(ident(c) for c in columns)
+    order = ", ".join([*(ident(c) for c in sort), "_file", "_row"])
+    # NOT MATERIALIZED: each use reads only the columns it needs, straight from the files
+    src = (
+        "SELECT *, list_position($files, filename) AS _file, file_row_number AS _row "
+        "FROM read_parquet($files, filename = true, file_row_number = true, "
+        "union_by_name = true, hive_partitioning = false)"
+    )
+    if not key:
+        return f"WITH src AS NOT MATERIALIZED ({src}) SELECT {cols} FROM src ORDER BY {order}"
+    keys = ", ".join(ident(k) for k in key)
+    return f"""WITH src AS NOT MATERIALIZED ({src}),
+dup_keys AS (SELECT {keys} FROM src GROUP BY ALL HAVING count(*) > 1),
+drop_rows AS (
+    SELECT _file, _row FROM src SEMI JOIN dup_keys USING ({keys})
+    QUALIFY row_number() OVER (PARTITION BY {keys} ORDER BY _file, _row) > 1
+)
+SELECT {cols} FROM src ANTI JOIN drop_rows USING (_file, _row)
+ORDER BY {order}"""
+
+
+# ---------------------------------------------------------------- summary report (otelbench demo)
+SUMMARY_BY_AGENT = """SELECT agent, count(*) AS runs,
+       round(100.0 * count(*) FILTER (WHERE status = 'ok') / count(*), 1) AS "ok %",
+       round(median(duration_ms) / 1000, 2) AS "median s",
+       sum(llm_calls) AS llm_calls, sum(tool_calls) AS tool_calls,
+       sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
+       round(sum(cost_usd), 4) AS cost_usd
+FROM agent_runs GROUP BY agent ORDER BY runs DESC, agent"""
+
+SUMMARY_BY_MODEL = """SELECT coalesce(response_model, request_model) AS model, provider, count(*) AS calls,
+       sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
+       round(median(duration_ms), 1) AS "median ms",
+       count(*) FILTER (WHERE status_code = 'error') AS errors,
+       round(sum(cost_usd), 4) AS cost_usd, string_agg(DISTINCT cost_source, ',') AS cost_source
+FROM llm_calls GROUP BY ALL ORDER BY calls DESC, model"""
+
+SUMMARY_BY_TOOL = """SELECT tool_name AS tool, count(*) AS calls,
+       count(*) FILTER (WHERE status = 'error') AS errors,
+       round(median(duration_ms), 1) AS "median ms"
+FROM tool_calls GROUP BY ALL ORDER BY calls DESC, tool"""

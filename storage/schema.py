@@ -1,0 +1,162 @@
+"""The lake's tables: the single source of table and column names and types.
+
+Every table is a folder of hive-partitioned Parquet files under the lake root,
+``<lake>/<table>/date=YYYY-MM-DD/<file>.parquet``. The partition column ``date``
+is not stored inside the files (readers derive it from the folder name).
+
+Bump ``SCHEMA_VERSION`` whenever a column is added, removed or changes type;
+``docs/schema.md`` documents every column and is checked against this module by
+``tests/storage/test_schema_docs.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+SCHEMA_VERSION = 1
+
+PARTITION_COLUMN = "date"
+
+_TS = pa.timestamp("us", tz="UTC")
+_STR = pa.string()
+_I64 = pa.int64()
+_I32 = pa.int32()
+_F64 = pa.float64()
+
+# Columns shared by every span row: the OTLP span, flattened the way the
+# Collector-contrib ClickHouse exporter does, raw attribute maps kept as JSON.
+_SPAN_CORE = [
+    ("trace_id", _STR),  # 32 lowercase hex chars
+    ("span_id", _STR),  # 16 lowercase hex chars
+    ("parent_span_id", _STR),  # null for a root span
+    ("trace_state", _STR),
+    ("name", _STR),
+    ("kind", _STR),  # unspecified|internal|server|client|producer|consumer
+    ("service_name", _STR),
+    ("scope_name", _STR),
+    ("scope_version", _STR),
+    ("start_time", _TS),
+    ("end_time", _TS),
+    ("duration_ms", _F64),
+    ("status_code", _STR),  # unset|ok|error
+    ("status_message", _STR),
+    ("flags", _I64),
+    ("owner", _STR),  # owner of the ingest key, null when auth is off
+    ("resource_attributes", _STR),  # JSON object
+    ("scope_attributes", _STR),  # JSON object
+    ("attributes", _STR),  # JSON object, every attribute as sent
+    ("events", _STR),  # JSON array [{name, time_unix_nano, attributes, dropped_attributes_count}]
+    ("links", _STR),  # JSON array [{trace_id, span_id, trace_state, attributes, flags}]
+    ("dropped_attributes_count", _I64),
+    ("dropped_events_count", _I64),
+    ("dropped_links_count", _I64),
+]
+
+# Promoted GenAI fields, derived by collector.normalize from whichever
+# convention the instrumentation used (see ../shared/REFERENCE.md alias table).
+_SPAN_GENAI = [
+    ("span_type", _STR),  # llm|agent|tool|retrieval|embedding|other
+    ("operation", _STR),  # chat, text_completion, embeddings, execute_tool, invoke_agent, ...
+    ("provider", _STR),
+    ("agent_name", _STR),
+    ("agent_id", _STR),
+    ("request_model", _STR),
+    ("response_model", _STR),
+    ("input_tokens", _I64),  # gross: includes cached input tokens
+    ("output_tokens", _I64),
+    ("total_tokens", _I64),
+    ("cache_read_tokens", _I64),
+    ("cache_write_tokens", _I64),
+    ("reasoning_tokens", _I64),
+    ("cost_usd", _F64),
+    ("cost_source", _STR),  # reported|computed|null
+    ("finish_reasons", pa.list_(_STR)),
+    ("conversation_id", _STR),
+    ("tool_name", _STR),
+    ("tool_call_id", _STR),
+    ("ttft_ms", _F64),
+    ("error_type", _STR),
+    ("error_message", _STR),
+    ("input_messages", _STR),  # JSON array of {role, parts:[...]} (GenAI message shape)
+    ("output_messages", _STR),  # JSON array of {role, parts:[...], finish_reason?}
+]
+
+_LOG_COLUMNS = [
+    ("time", _TS),
+    ("observed_time", _TS),
+    ("trace_id", _STR),
+    ("span_id", _STR),
+    ("severity_number", _I32),
+    ("severity_text", _STR),
+    ("event_name", _STR),  # LogRecord.event_name, else the `event.name` attribute
+    ("body", _STR),  # JSON of the AnyValue body (a plain string stays a JSON string)
+    ("service_name", _STR),
+    ("scope_name", _STR),
+    ("flags", _I64),
+    ("owner", _STR),
+    ("resource_attributes", _STR),
+    ("attributes", _STR),
+    ("dropped_attributes_count", _I64),
+    # GenAI message events, normalized: which side of the call the messages belong to
+    # and the messages themselves in the same JSON shape as spans.input_messages.
+    ("message_direction", _STR),  # input|output|null
+    ("messages", _STR),  # JSON array of {role, parts:[...]}
+]
+
+_METRIC_COLUMNS = [
+    ("time", _TS),
+    ("start_time", _TS),
+    ("metric_name", _STR),
+    ("description", _STR),
+    ("unit", _STR),
+    ("metric_type", _STR),  # gauge|sum|histogram|exponential_histogram|summary
+    ("aggregation_temporality", _STR),  # delta|cumulative|null
+    ("is_monotonic", pa.bool_()),
+    ("service_name", _STR),
+    ("scope_name", _STR),
+    ("owner", _STR),
+    ("resource_attributes", _STR),
+    ("attributes", _STR),
+    ("value", _F64),  # gauge and sum points
+    ("count", _I64),  # histogram / summary
+    ("sum", _F64),
+    ("min", _F64),
+    ("max", _F64),
+    ("bucket_counts", pa.list_(_I64)),
+    ("explicit_bounds", pa.list_(_F64)),
+    ("data", _STR),  # JSON of the full point (exemplars, quantiles, exponential buckets)
+    ("flags", _I64),
+]
+
+
+@dataclass(frozen=True)
+class Table:
+    """One lake table: its folder name, its Arrow schema and its time column."""
+
+    name: str
+    schema: pa.Schema
+    time_column: str  # the column whose UTC date chooses the partition
+    key: tuple[str, ...] = ()  # idempotency key, when rows have one
+
+    @property
+    def columns(self) -> list[str]:
+        return self.schema.names
+
+
+SPANS = Table(
+    "spans",
+    pa.schema(_SPAN_CORE + _SPAN_GENAI),
+    time_column="start_time",
+    key=("trace_id", "span_id"),
+)
+LOGS = Table("logs", pa.schema(_LOG_COLUMNS), time_column="time")
+METRICS = Table("metrics", pa.schema(_METRIC_COLUMNS), time_column="time")
+
+# Tables the collector writes, by OTLP signal.
+TABLE_FOR_SIGNAL: dict[str, Table] = {"traces": SPANS, "logs": LOGS, "metrics": METRICS}
+
+TABLES: dict[str, Table] = {t.name: t for t in (SPANS, LOGS, METRICS)}
+
+SPAN_TYPES = ("llm", "agent", "tool", "retrieval", "embedding", "other")

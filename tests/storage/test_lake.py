@@ -1,0 +1,320 @@
+"""storage.lake on real Parquet in tmp_path, read back by DuckDB, polars and pyarrow."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+import pytest
+
+from storage import lake as lake_mod
+from storage.lake import Lake, LakeError
+from storage.schema import LOGS, SCHEMA_VERSION, SPANS, TABLES
+from tests.storage.rows import DAY, agent, batch, columnar, llm, log, metric, span, tool, us
+
+
+def bid(n: int) -> str:
+    return f"{n:020d}"
+
+
+@pytest.fixture
+def lake(tmp_path: Path) -> Lake:
+    lk = Lake(tmp_path / "lake")
+    lk.init()
+    return lk
+
+
+def parquet_names(lk: Lake, table: str) -> list[str]:
+    return sorted(p.relative_to(lk.table_dir(table)).as_posix() for p in lk.table_dir(table).rglob("*") if p.is_file())
+
+
+# ------------------------------------------------------------------ init
+def test_init_creates_seed_per_table_and_manifest(lake: Lake) -> None:
+    for name, t in TABLES.items():
+        seed = lake.root / name / "date=1970-01-01" / "seed.parquet"
+        assert pq.read_schema(seed).equals(t.schema)
+        assert pq.ParquetFile(seed).metadata.num_rows == 0
+    manifest = json.loads((lake.root / "_lake.json").read_text())
+    assert manifest["schema_version"] == SCHEMA_VERSION
+    assert set(manifest["tables"]) == set(TABLES)
+
+
+def test_init_is_idempotent(lake: Lake) -> None:
+    before = {p: p.stat().st_mtime_ns for p in lake.root.rglob("*") if p.is_file()}
+    lake.init()
+    after = {p: p.stat().st_mtime_ns for p in lake.root.rglob("*") if p.is_file()}
+    assert before == after
+
+
+def test_init_refuses_a_newer_schema(lake: Lake) -> None:
+    (lake.root / "_lake.json").write_text(json.dumps({"schema_version": SCHEMA_VERSION + 1}))
+    with pytest.raises(LakeError, match="upgrade"):
+        lake.init()
+
+
+def test_empty_lake_opens_in_every_reader(lake: Lake) -> None:
+    for name, t in TABLES.items():
+        glob = f"{lake.root}/{name}/*/*.parquet"
+        con = duckdb.connect()
+        rel = con.sql(f"SELECT * FROM read_parquet('{glob}', hive_partitioning = true, union_by_name = true)")
+        assert rel.fetchall() == []
+        assert set(t.columns) <= set(rel.columns)
+        frame = pl.scan_parquet(glob, hive_partitioning=True).collect()
+        assert frame.height == 0 and set(t.columns) <= set(frame.columns)
+        assert ds.dataset(lake.table_dir(name), format="parquet", partitioning="hive").to_table().num_rows == 0
+
+
+# ------------------------------------------------------------------ write_batch
+def test_write_batch_partitions_by_utc_date(lake: Lake) -> None:
+    rows = [
+        span(1, 1, at=0),
+        span(1, 2, at=13 * 3600),  # DAY is 12:00 UTC: +13h is the next UTC day
+        span(2, 3, start_time=None, end_time=None),
+    ]
+    paths = lake.write_batch(bid(7), batch(spans=rows))
+    assert [p.relative_to(lake.table_dir("spans")).as_posix() for p in paths] == [
+        "date=1970-01-01/part-00000000000000000007-0.parquet",
+        "date=2025-03-14/part-00000000000000000007-1.parquet",
+        "date=2025-03-15/part-00000000000000000007-2.parquet",
+    ]
+    for p in paths:
+        assert pq.read_schema(p).equals(SPANS.schema)  # exact types, no hive column inside
+        assert pq.ParquetFile(p).metadata.row_group(0).column(0).compression == "ZSTD"
+
+
+def test_write_batch_round_trips_values(lake: Lake) -> None:
+    row = llm(finish_reasons=["stop", "length"], input_messages='[{"role":"user"}]', cost_usd=0.25)
+    lake.write_batch(bid(1), batch(spans=[row], logs=[log()], metrics=[metric(bucket_counts=[1, 2])]))
+    got = pq.read_table(lake.files("spans")[0]).to_pylist()[0]
+    assert got["finish_reasons"] == ["stop", "length"]
+    assert got["start_time"] == DAY
+    assert got["cost_usd"] == 0.25
+    assert pq.read_table(lake.files("metrics")[0]).column("bucket_counts").to_pylist() == [[1, 2]]
+
+
+def test_write_batch_accepts_arrow_and_plain_lists(lake: Lake) -> None:
+    cols = columnar("logs", [log(at=1), log(at=2)])
+    cols["time"] = pa.array(cols["time"], pa.int64())  # ints still become timestamps
+    lake.write_batch(bid(1), {"logs": cols})
+    assert pq.read_table(lake.files("logs")[0]).column("time").type == LOGS.schema.field("time").type
+
+
+def test_write_batch_sorts_rows_by_span_type(lake: Lake) -> None:
+    rows = [tool(span_id=3), llm(span_id=2), agent(span_id=1), span(1, 4, 1)]
+    lake.write_batch(bid(1), batch(spans=rows))
+    assert pq.read_table(lake.files("spans")[0]).column("span_type").to_pylist() == ["agent", "llm", "other", "tool"]
+
+
+def test_write_batch_rejects_wrong_columns_and_ids(lake: Lake) -> None:
+    cols = columnar("spans", [span()])
+    with pytest.raises(LakeError, match="missing columns \\['attributes'\\]"):
+        lake.write_batch(bid(1), {"spans": {k: v for k, v in cols.items() if k != "attributes"}})
+    with pytest.raises(LakeError, match="unknown columns \\['nope'\\]"):
+        lake.write_batch(bid(1), {"spans": {**cols, "nope": [1]}})
+    with pytest.raises(LakeError, match="unknown table"):
+        lake.write_batch(bid(1), {"traces": cols})
+    for bad in ("", "1-2", "../x", "a.b"):
+        with pytest.raises(LakeError, match="batch id"):
+            lake.write_batch(bad, {"spans": cols})
+
+
+def test_write_batch_skips_empty_tables_and_leaves_no_temp_files(lake: Lake) -> None:
+    assert lake.write_batch(bid(1), {"spans": columnar("spans", [])}) == []
+    lake.write_batch(bid(2), batch(spans=[span()]))
+    assert not [p for p in lake.root.rglob(".*")]
+
+
+def test_polars_and_pyarrow_read_written_partitions(lake: Lake) -> None:
+    lake.write_batch(bid(1), batch(spans=[span(1, 1), span(1, 2, at=13 * 3600)]))
+    lake.write_batch(bid(2), batch(spans=[span(2, 3)]))
+    frame = pl.scan_parquet(f"{lake.root}/spans/*/*.parquet", hive_partitioning=True).collect()
+    assert frame.height == 3
+    assert sorted(str(d) for d in frame["date"].unique().to_list()) == ["2025-03-14", "2025-03-15"]
+    table = ds.dataset(lake.table_dir("spans"), format="parquet", partitioning="hive").to_table()
+    assert table.num_rows == 3
+
+
+# ------------------------------------------------------------------ files, recent_keys, discard_after
+def test_files_are_in_batch_order(lake: Lake) -> None:
+    for n in (3, 1, 2):
+        lake.write_batch(bid(n), batch(spans=[span(n, n)]))
+    assert [p.name for p in lake.files("spans")] == [f"part-{bid(n)}-0.parquet" for n in (1, 2, 3)]
+
+
+def test_recent_keys_come_from_the_newest_files(lake: Lake) -> None:
+    lake.write_batch(bid(1), batch(spans=[span(1, 1), span(1, 2)]))
+    lake.write_batch(bid(2), batch(spans=[span(2, 3), span(2, 4)]))
+    keys = lake.recent_keys("spans", 3)
+    assert len(keys) == 3
+    assert set(keys[:2]) == {(f"{2:032x}", f"{3:016x}"), (f"{2:032x}", f"{4:016x}")}
+    assert lake.recent_keys("logs", 10) == []  # logs have no key
+    assert lake.recent_keys("spans", 0) == []
+
+
+def test_discard_after_removes_uncheckpointed_parts_and_temp_files(lake: Lake) -> None:
+    for n in (1, 2, 3):
+        lake.write_batch(bid(n), batch(spans=[span(n, n)], logs=[log(n)]))
+    stray = lake.table_dir("spans") / "date=2025-03-14" / f".part-{bid(4)}-0.parquet.tmp"
+    stray.write_bytes(b"half a file")
+    assert lake.discard_after(bid(2)) == 5  # batches 2 and 3 in two tables, one temp file
+    assert [p.name for p in lake.files("spans")] == [f"part-{bid(1)}-0.parquet"]
+    assert not stray.exists()
+    assert lake.discard_after(bid(2)) == 0
+
+
+def test_discard_after_with_a_worker_suffix_spares_other_workers(lake: Lake) -> None:
+    lake.write_batch(bid(5) + "_0", batch(spans=[span(1, 1)]))
+    lake.write_batch(bid(5) + "_1", batch(spans=[span(1, 2)]))
+    assert lake.discard_after(bid(5) + "_0", suffix="_0") == 1
+    assert [p.name for p in lake.files("spans")] == [f"part-{bid(5)}_1-0.parquet"]
+
+
+# ------------------------------------------------------------------ compaction
+def write_small_files(lake: Lake, n: int, *, dup_every: int = 0) -> None:
+    """n one-batch files of two spans each; with dup_every, every k-th batch repeats batch 0's spans."""
+    for i in range(n):
+        trace = 0 if dup_every and i and i % dup_every == 0 else i
+        rows = [llm(trace, 2, 1, cost_usd=float(i)), agent(trace, 1)]
+        lake.write_batch(bid(i), batch(spans=rows, logs=[log(trace)]))
+
+
+def test_compact_merges_small_files_and_keeps_the_first_copy(lake: Lake) -> None:
+    write_small_files(lake, 10, dup_every=3)  # batches 3, 6, 9 repeat batch 0's two spans
+    merged = lake.compact("spans", below_batch_id=bid(100), min_files=8)
+    assert merged == 10
+    files = lake.files("spans")
+    assert [p.name for p in files] == [f"compact-{bid(9)}-0.parquet"]
+    table = pq.read_table(files[0])
+    assert table.schema.equals(SPANS.schema)
+    assert table.num_rows == 14  # 20 rows, 6 repeats dropped
+    rows = table.to_pylist()
+    firsts = [r for r in rows if r["trace_id"] == f"{0:032x}" and r["span_type"] == "llm"]
+    assert [r["cost_usd"] for r in firsts] == [0.0]  # batch 0's copy, not batch 3's
+    assert table.column("span_type").to_pylist() == ["agent"] * 7 + ["llm"] * 7  # sorted
+
+
+def test_compact_keeps_every_log_row_and_respects_the_limits(lake: Lake) -> None:
+    write_small_files(lake, 10, dup_every=3)
+    assert lake.compact("logs", below_batch_id=bid(5), min_files=8) == 0  # only 5 files below
+    assert lake.compact("logs", below_batch_id=bid(8), min_files=8) == 8
+    names = [p.name for p in lake.files("logs")]
+    assert names == [f"compact-{bid(7)}-0.parquet", f"part-{bid(8)}-0.parquet", f"part-{bid(9)}-0.parquet"]
+    assert sum(pq.ParquetFile(p).metadata.num_rows for p in lake.files("logs")) == 10  # no key: no dedupe
+
+
+def test_compact_splits_outputs_at_target_rows(lake: Lake) -> None:
+    write_small_files(lake, 9)
+    assert lake.compact("spans", below_batch_id=bid(100), min_files=2, target_rows=5) == 9
+    counts = [pq.ParquetFile(p).metadata.num_rows for p in lake.files("spans")]
+    assert counts == [5, 5, 5, 3]
+    assert [p.name for p in lake.files("spans")][:2] == [f"compact-{bid(8)}-0.parquet", f"compact-{bid(8)}-1.parquet"]
+
+
+def test_compact_fills_columns_missing_from_older_files(lake: Lake) -> None:
+    write_small_files(lake, 2)
+    old = columnar("spans", [span(7, 7)])
+    del old["tool_name"]  # a file from before the column existed
+    schema = pa.schema([f for f in SPANS.schema if f.name != "tool_name"])
+    pq.write_table(pa.Table.from_pydict(old, schema=schema), lake.table_dir("spans") / "date=2025-03-14" / f"part-{bid(0)}_old-0.parquet")
+    assert lake.compact("spans", below_batch_id=bid(100), min_files=3) == 3
+    table = pq.read_table(lake.files("spans")[0])
+    assert table.schema.equals(SPANS.schema) and table.num_rows == 5
+
+
+def test_compacted_lake_reads_the_same(lake: Lake) -> None:
+    write_small_files(lake, 8)
+    query = "SELECT count(*), sum(cost_usd), count(DISTINCT trace_id) FROM read_parquet($g, hive_partitioning = true)"
+    glob = f"{lake.root}/spans/*/*.parquet"
+    before = duckdb.execute(query, {"g": glob}).fetchall()
+    lake.compact("spans", below_batch_id=bid(100))
+    assert duckdb.execute(query, {"g": glob}).fetchall() == before
+
+
+def test_a_crash_after_the_rename_is_finished_on_init(lake: Lake, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_small_files(lake, 8)
+    part = lake.table_dir("spans") / "date=2025-03-14"
+
+    def crash(part: Path, journal: Path) -> None:  # dies after the rename, before deleting inputs
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Lake, "_finish", staticmethod(crash))
+    with pytest.raises(KeyboardInterrupt):
+        lake.compact("spans", below_batch_id=bid(100))
+    monkeypatch.undo()
+    assert len(list(part.glob("part-*"))) == 8 and len(list(part.glob("_journal-*"))) == 1
+    Lake(lake.root).init()
+    assert sorted(p.name for p in part.iterdir()) == [f"compact-{bid(7)}-0.parquet"]
+    assert pq.ParquetFile(part / f"compact-{bid(7)}-0.parquet").metadata.num_rows == 16
+
+
+def test_a_crash_before_the_rename_is_rolled_back(lake: Lake) -> None:
+    write_small_files(lake, 8)
+    part = lake.table_dir("spans") / "date=2025-03-14"
+    inputs = sorted(p.name for p in part.glob("part-*.parquet"))
+    tmp = part / f".compact-{bid(7)}-0.parquet.tmp"
+    tmp.write_bytes(b"half a file")
+    (part / f"_journal-{bid(7)}.json").write_text(
+        json.dumps({"inputs": inputs, "outputs": [f"compact-{bid(7)}-0.parquet"]})
+    )
+    assert lake.compact("spans", below_batch_id=bid(0)) == 0  # recovery runs first, merges nothing
+    assert sorted(p.name for p in part.iterdir()) == inputs
+    assert lake.compact("spans", below_batch_id=bid(100)) == 8
+
+
+def test_a_failed_merge_leaves_the_inputs(lake: Lake, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_small_files(lake, 8)
+    before = sorted(p.name for p in lake.table_dir("spans").rglob("*"))
+
+    def boom(*args: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(lake_mod, "_conform", boom)
+    with pytest.raises(OSError, match="disk full"):
+        lake.compact("spans", below_batch_id=bid(100))
+    assert sorted(p.name for p in lake.table_dir("spans").rglob("*")) == before
+
+
+@pytest.mark.slow
+def test_compaction_memory_is_bounded(tmp_path: Path) -> None:
+    """2M spans with 1 KiB of messages each (2 GB of strings once decoded) compact in a
+    process that peaks under 1 GB: DuckDB sorts within its memory limit and spills."""
+    import subprocess
+    import sys
+    import textwrap
+
+    root = Path(__file__).resolve().parents[2]
+    prelude = f"import sys; sys.path.insert(0, {str(root)!r})\nfrom storage.lake import Lake\n"
+    write = textwrap.dedent(
+        f"""
+        import pyarrow as pa
+        from storage.schema import SPANS
+        lake = Lake({str(tmp_path / 'lake')!r}); lake.init()
+        n = 200_000
+        for b in range(10):
+            cols = {{c: pa.nulls(n, SPANS.schema.field(c).type) for c in SPANS.columns}}
+            cols["trace_id"] = pa.array([f"{{b:016x}}{{i:016x}}" for i in range(n)])
+            cols["span_id"] = pa.array([f"{{i:016x}}" for i in range(n)])
+            cols["start_time"] = pa.array([1_741_953_600_000_000 + i for i in range(n)], pa.int64())
+            cols["span_type"] = pa.array(["llm"] * n)
+            cols["input_messages"] = pa.array([f"{{i:08d}}" * 128 for i in range(n)])
+            lake.write_batch(f"{{b:020d}}", {{"spans": cols}})
+        """
+    )
+    compact = textwrap.dedent(
+        f"""
+        import resource
+        lake = Lake({str(tmp_path / 'lake')!r})
+        assert lake.compact("spans", below_batch_id="9" * 20, min_files=8) == 10
+        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+        """
+    )
+    subprocess.run([sys.executable, "-c", prelude + write], check=True)
+    out = subprocess.run([sys.executable, "-c", prelude + compact], capture_output=True, text=True, check=True)
+    peak_kib = int(out.stdout.split()[-1])
+    assert peak_kib < 1_000_000, f"compaction peaked at {peak_kib / 1e6:.2f} GB"
+    assert [p.name for p in Lake(tmp_path / "lake").files("spans")] == [f"compact-{9:020d}-0.parquet"]

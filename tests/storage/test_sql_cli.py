@@ -1,0 +1,113 @@
+"""``otelbench sql`` end to end: a real process over a real lake, in every format."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from storage.lake import Lake
+from tests.storage.rows import agent, batch, llm
+
+ROOT = Path(__file__).resolve().parents[2]
+QUERY = "SELECT agent, span_id, start_time, finish_reasons, cost_usd, error_message FROM llm_calls ORDER BY span_id"
+
+
+@pytest.fixture
+def lake(tmp_path: Path) -> Lake:
+    lk = Lake(tmp_path / "lake")
+    lk.init()
+    lk.write_batch("01", batch(spans=[
+        agent(1, 1, name="triage"),
+        llm(1, 2, 1, finish_reasons=["stop"], cost_usd=0.5),
+        llm(1, 3, 1, finish_reasons=["length", "stop"], cost_usd=None, error_message="[red]boom[/red], \"quoted\""),
+    ]))
+    return lk
+
+
+def otelbench(*args: str, stdin: str | None = None, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "otelbench", "sql", *args],
+        capture_output=True, text=True, input=stdin, cwd=cwd, timeout=120,
+    )
+
+
+def test_json_format(lake: Lake) -> None:
+    out = otelbench("--lake", str(lake.root), "--format", "json", QUERY)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == [
+        {"agent": "triage", "span_id": f"{2:016x}", "start_time": "2025-03-14T12:00:00+00:00",
+         "finish_reasons": ["stop"], "cost_usd": 0.5, "error_message": None},
+        {"agent": "triage", "span_id": f"{3:016x}", "start_time": "2025-03-14T12:00:00+00:00",
+         "finish_reasons": ["length", "stop"], "cost_usd": None, "error_message": '[red]boom[/red], "quoted"'},
+    ]
+
+
+def test_csv_format(lake: Lake) -> None:
+    out = otelbench("--lake", str(lake.root), "--format", "csv", QUERY)
+    assert out.returncode == 0, out.stderr
+    rows = list(csv.reader(io.StringIO(out.stdout)))
+    assert rows == [
+        ["agent", "span_id", "start_time", "finish_reasons", "cost_usd", "error_message"],
+        ["triage", f"{2:016x}", "2025-03-14T12:00:00+00:00", '["stop"]', "0.5", ""],
+        ["triage", f"{3:016x}", "2025-03-14T12:00:00+00:00", '["length", "stop"]', "", '[red]boom[/red], "quoted"'],
+    ]
+
+
+def test_table_format_prints_values_verbatim(lake: Lake) -> None:
+    out = otelbench("--lake", str(lake.root), QUERY)
+    assert out.returncode == 0, out.stderr
+    assert "[red]boom[/red]" in out.stdout  # not swallowed as rich markup
+    assert "2025-03-14T12:00:00+00:00" in out.stdout and '["length", "stop"]' in out.stdout
+    assert "2 rows" in out.stdout
+
+
+def test_default_lake_is_data_lake_under_the_cwd(lake: Lake, tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    lake.root.rename(tmp_path / "data" / "lake")
+    out = otelbench("--format", "csv", "SELECT count(*) AS n FROM spans", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["n", "3"]
+
+
+def test_sql_from_stdin(lake: Lake) -> None:
+    out = otelbench("--lake", str(lake.root), "--format", "csv", "-", stdin="SELECT 41 + 1 AS x")
+    assert out.stdout.splitlines() == ["x", "42"]
+
+
+def test_errors_go_to_stderr_with_exit_1(lake: Lake, tmp_path: Path) -> None:
+    refused = otelbench("--lake", str(lake.root), f"COPY spans TO '{lake.root}/x.csv'")
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert "COPY statements are not allowed" in refused.stderr
+    outside = otelbench("--lake", str(lake.root), "SELECT * FROM read_csv('/etc/passwd')")
+    assert outside.returncode == 1 and "Permission" in outside.stderr
+    missing = otelbench("--lake", str(tmp_path / "nowhere"), "SELECT 1")
+    assert missing.returncode == 1 and "no lake" in missing.stderr
+
+
+def test_usage_errors_exit_2(lake: Lake) -> None:
+    assert otelbench("--lake", str(lake.root)).returncode == 2
+    bad_format = otelbench("--format", "xml", "SELECT 1")
+    assert bad_format.returncode == 2 and "invalid choice" in bad_format.stderr
+
+
+def test_print_views_is_a_script_for_the_duckdb_cli(lake: Lake) -> None:
+    out = otelbench("--lake", str(lake.root), "--print-views")
+    assert out.returncode == 0, out.stderr
+    con = duckdb.connect()
+    con.execute(out.stdout)
+    assert con.execute("SELECT agent, count(*) FROM llm_calls GROUP BY 1").fetchall() == [("triage", 2)]
+    assert str(lake.root) in out.stdout
+
+
+def test_run_directly_without_the_cli(lake: Lake, capsys: pytest.CaptureFixture[str]) -> None:
+    from otelbench.commands import sql
+
+    assert sql.main(["--lake", str(lake.root), "--format", "json", "SELECT 1 AS one"]) == 0
+    assert json.loads(capsys.readouterr().out) == [{"one": 1}]

@@ -1,0 +1,268 @@
+"""The views (storage.queries) over a real lake: what each row means, and that the DDL
+runs outside the gateway too."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from storage import queries
+from storage.duckdb import Gateway, open_lake
+from storage.lake import Lake
+from tests.storage.rows import agent, batch, llm, log, span, tool
+
+USER = [{"role": "user", "parts": [{"type": "text", "content": "hi"}]}]
+SYSTEM = [{"role": "system", "parts": [{"type": "text", "content": "be brief"}]}]
+ANSWER = [{"role": "assistant", "parts": [{"type": "text", "content": "hello"}], "finish_reason": "stop"}]
+
+
+def j(value: object) -> str:
+    return json.dumps(value)
+
+
+@pytest.fixture
+def lake(tmp_path: Path) -> Lake:
+    lk = Lake(tmp_path / "lake")
+    lk.init()
+    return lk
+
+
+def one(gw: Gateway, sql: str, params: object = None) -> dict:
+    r = gw.query(sql, params)
+    assert len(r.rows) == 1, r.rows
+    return dict(zip(r.columns, r.rows[0]))
+
+
+def by(gw: Gateway, sql: str) -> dict:
+    r = gw.query(sql)
+    return {row[0]: row[1] for row in r.rows}
+
+
+# ------------------------------------------------------------------ llm_calls
+def test_llm_call_agent_resolution(lake: Lake) -> None:
+    lake.write_batch("01", batch(spans=[
+        # trace 1: invoke_agent triage → chat; and a chat that names its own agent
+        agent(1, 1, name="triage"),
+        llm(1, 2, 1),
+        llm(1, 3, 1, agent_name="self-named"),
+        # trace 2: the same span ids as trace 1 (test data does that): must not mix up
+        agent(2, 1, name="billing"),
+        llm(2, 2, 1),
+        # trace 3: a chat under a plain workflow span: the service is the fallback
+        span(3, 1, name="workflow", service_name="svc-3"),
+        llm(3, 2, 1, service_name="svc-3"),
+        # trace 4: a root chat in a trace normalize named after its service
+        llm(4, 1, None, agent_name="svc-4", service_name="svc-4"),
+    ]))
+    with open_lake(lake.root) as gw:
+        agents = gw.query("SELECT trace_id[-1:] || '/' || span_id[-1:], agent FROM llm_calls ORDER BY 1").rows
+    assert agents == [("1/2", "triage"), ("1/3", "self-named"), ("2/2", "billing"), ("3/2", "svc-3"), ("4/1", "svc-4")]
+
+
+def test_llm_call_columns_come_from_the_span(lake: Lake) -> None:
+    lake.write_batch("01", batch(spans=[agent(), llm(
+        finish_reasons=["stop"], ttft_ms=12.5, cache_read_tokens=40, reasoning_tokens=3,
+        status_code="error", error_message="rate limited", owner="alice",
+    )]))
+    with open_lake(lake.root) as gw:
+        row = one(gw, "SELECT * EXCLUDE (start_time, date) FROM llm_calls")
+    assert row == {
+        "trace_id": f"{1:032x}", "span_id": f"{2:016x}", "parent_span_id": f"{1:016x}",
+        "duration_ms": 100.0, "agent": "triage", "operation": "chat", "provider": "openai",
+        "request_model": "gpt-4o", "response_model": "gpt-4o-2024-08-06",
+        "input_tokens": 100, "output_tokens": 20, "total_tokens": 120, "cache_read_tokens": 40,
+        "reasoning_tokens": 3, "cost_usd": 0.001, "cost_source": "computed", "ttft_ms": 12.5,
+        "finish_reasons": ["stop"], "status_code": "error", "error_message": "rate limited",
+        "input_messages": None, "output_messages": None, "owner": "alice", "service_name": "svc",
+    }
+
+
+def test_messages_from_the_span_win_over_log_events(lake: Lake) -> None:
+    lake.write_batch("01", batch(
+        spans=[llm(1, 2, None, input_messages=j(USER), output_messages=j(ANSWER))],
+        logs=[log(1, 2, message_direction="input", messages=j(SYSTEM))],
+    ))
+    with open_lake(lake.root) as gw:
+        row = one(gw, "SELECT input_messages, output_messages FROM llm_calls")
+    assert json.loads(row["input_messages"]) == USER and json.loads(row["output_messages"]) == ANSWER
+
+
+def test_message_events_are_concatenated_in_time_order(lake: Lake) -> None:
+    lake.write_batch("01", batch(
+        spans=[llm(1, 2, None)],
+        logs=[
+            log(1, 2, at=0.2, message_direction="input", messages=j(USER)),
+            log(1, 2, at=0.1, message_direction="input", messages=j(SYSTEM)),
+            log(1, 2, at=0.9, message_direction="output", messages=j(ANSWER)),
+            log(1, 2, at=0.5, event_name="app.log", body='"unrelated"'),
+            log(1, 9, at=0.1, message_direction="input", messages=j(ANSWER)),  # another span
+            log(1, 2, at=0.3, message_direction="input", messages="not json"),  # skipped
+        ],
+    ))
+    lake.write_batch("02", batch(logs=[log(1, 2, at=0.1, message_direction="input", messages=j(USER))]))
+    with open_lake(lake.root) as gw:
+        row = one(gw, "SELECT input_messages, output_messages FROM llm_calls")
+    # equal times keep the order received: batch 01's system message before batch 02's user
+    assert json.loads(row["input_messages"]) == SYSTEM + USER + USER
+    assert json.loads(row["output_messages"]) == ANSWER
+
+
+def test_a_details_event_carries_both_sides(lake: Lake) -> None:
+    lake.write_batch("01", batch(
+        spans=[llm(1, 2, None), llm(1, 3, None)],
+        logs=[
+            log(1, 2, message_direction="details", messages=j({"input": SYSTEM + USER, "output": ANSWER})),
+            log(1, 2, message_direction="input", messages=j(USER)),  # the details event wins
+            # span 3: details without an output, completed by a choice event
+            log(1, 3, message_direction="details", messages=j({"input": USER, "output": None})),
+            log(1, 3, message_direction="output", messages=j(ANSWER)),
+        ],
+    ))
+    with open_lake(lake.root) as gw:
+        rows = gw.query("SELECT span_id, input_messages, output_messages FROM llm_calls ORDER BY 1").rows
+    assert [(json.loads(i), json.loads(o)) for _, i, o in rows] == [(SYSTEM + USER, ANSWER), (USER, ANSWER)]
+
+
+def test_span_messages_view_has_one_row_per_span(lake: Lake) -> None:
+    lake.write_batch("01", batch(logs=[
+        log(1, 2, message_direction="input", messages=j(USER)),
+        log(1, 2, message_direction="output", messages=j(ANSWER)),
+        log(None, None, message_direction="input", messages=j(USER)),  # uncorrelated: dropped
+    ]))
+    with open_lake(lake.root) as gw:
+        rows = gw.query("SELECT trace_id, span_id FROM span_messages").rows
+    assert rows == [(f"{1:032x}", f"{2:016x}")]
+
+
+# ------------------------------------------------------------------ tool_calls
+def test_tool_calls(lake: Lake) -> None:
+    lake.write_batch("01", batch(spans=[
+        agent(1, 1, name="coder"),
+        tool(1, 3, 1, name="python", duration_ms=40.0),
+        tool(1, 4, 1, name="web_search", status_code="error", error_message="timeout"),
+        llm(1, 2, 1),
+    ]))
+    with open_lake(lake.root) as gw:
+        rows = gw.query(
+            "SELECT agent, tool_name, tool_call_id, status, duration_ms, error_message FROM tool_calls ORDER BY tool_name"
+        ).rows
+    assert rows == [
+        ("coder", "python", "call_3", "ok", 40.0, None),
+        ("coder", "web_search", "call_4", "error", 100.0, "timeout"),
+    ]
+
+
+# ------------------------------------------------------------------ agent_runs
+def test_agent_runs_sums_a_trace(lake: Lake) -> None:
+    lake.write_batch("01", batch(
+        spans=[
+            agent(1, 1, name="triage", duration_ms=5000.0, owner="alice"),
+            llm(1, 2, 1, at=1, cost_usd=0.5, input_tokens=10, output_tokens=1, input_messages=j(USER)),
+            tool(1, 3, 1, at=2),
+            llm(1, 4, 1, at=3, cost_usd=0.25, input_tokens=20, output_tokens=2),
+            agent(1, 5, 1, name="sub", at=4, status_code="error"),
+        ],
+        logs=[log(1, 4, at=3.5, message_direction="output", messages=j(ANSWER))],
+    ))
+    with open_lake(lake.root) as gw:
+        row = one(gw, "SELECT * EXCLUDE (trace_id, start_time, date) FROM agent_runs")
+    row["input"], row["output"] = json.loads(row["input"]), json.loads(row["output"])
+    assert row == {
+        "agent": "triage", "root_name": "invoke_agent triage", "status": "error", "duration_ms": 5000.0,
+        "cost_usd": 0.75, "input_tokens": 30, "output_tokens": 3, "llm_calls": 2, "tool_calls": 1,
+        # the root has no messages: the first call's input, the last call's output (from logs)
+        "input": USER, "output": ANSWER,
+        "owner": "alice", "service_name": "svc",
+    }
+
+
+def test_agent_runs_root_choice_and_status(lake: Lake) -> None:
+    lake.write_batch("01", batch(spans=[
+        # trace 1: a plain root that carries its own messages; a failed tool does not fail the run
+        span(1, 1, name="handle_request", agent_name="svc", input_messages=j(USER), output_messages=j(ANSWER)),
+        agent(1, 2, 1, name="planner", at=1),
+        tool(1, 3, 2, at=2, status_code="error"),
+        # trace 2: the root was not received (yet): the earliest span stands in
+        llm(2, 7, 6, at=5),
+        agent(2, 6, 5, name="late", at=4),
+        # trace 3: no GenAI work at all: not a run
+        span(3, 1, name="GET /health"),
+    ]))
+    with open_lake(lake.root) as gw:
+        rows = gw.query("SELECT trace_id[-1:], agent, root_name, status, input, output FROM agent_runs ORDER BY 1").rows
+    assert rows == [
+        ("1", "svc", "handle_request", "ok", j(USER), j(ANSWER)),
+        ("2", "late", "invoke_agent late", "ok", None, None),
+    ]
+
+
+def test_a_root_without_an_agent_name_falls_back_to_the_first_agent_span(lake: Lake) -> None:
+    lake.write_batch("01", batch(spans=[
+        span(1, 1, name="main", service_name="app"),
+        agent(1, 3, 1, name="second", at=2),
+        agent(1, 2, 1, name="first", at=1),
+    ]))
+    with open_lake(lake.root) as gw:
+        assert one(gw, "SELECT agent FROM agent_runs") == {"agent": "first"}
+
+
+# ------------------------------------------------------------------ the DDL itself
+def test_print_views_runs_in_a_fresh_duckdb(lake: Lake) -> None:
+    lake.write_batch("01", batch(spans=[agent(), llm(), tool()], logs=[log(message_direction="input", messages=j(USER))]))
+    con = duckdb.connect()
+    con.execute(queries.print_views(lake.root))
+    with open_lake(lake.root) as gw:
+        for view in queries.VIEW_NAMES:
+            sql = f"SELECT * FROM {view} ORDER BY ALL"
+            assert con.execute(sql).fetchall() == gw.query(sql).rows, view
+
+
+def test_view_names_match_the_ddl(lake: Lake) -> None:
+    con = duckdb.connect()
+    for stmt in queries.view_ddl(lake.root):
+        con.execute(stmt)
+    names = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
+    assert names == set(queries.VIEW_NAMES)
+
+
+def test_the_views_read_a_compacted_lake_the_same(lake: Lake) -> None:
+    for n in range(8):
+        lake.write_batch(f"{n:02d}", batch(spans=[agent(n, 1), llm(n, 2, 1, cost_usd=1.0)]))
+    lake.write_batch("08", batch(spans=[llm(0, 2, 1, cost_usd=1.0)]))  # a redelivered span
+    sql = "SELECT agent, count(*), sum(cost_usd) FROM llm_calls GROUP BY ALL"
+    with open_lake(lake.root) as gw:
+        assert gw.query(sql).rows == [("triage", 9, 9.0)]
+        lake.compact("spans", below_batch_id="99")
+        assert gw.query(sql).rows == [("triage", 8, 8.0)]  # compaction dropped the repeat
+
+
+# ------------------------------------------------------------------ pure SQL builders
+@pytest.mark.parametrize(
+    "value, literal",
+    [("/data/lake", "'/data/lake'"), ("/it's", "'/it''s'"), ("", "''")],
+)
+def test_sql_string_escapes_quotes(value: str, literal: str) -> None:
+    assert queries.sql_string(value) == literal
+
+
+def test_table_glob_refuses_glob_characters_in_the_lake_path() -> None:
+    assert queries.table_glob("/data/lake", "spans") == "/data/lake/spans/*/*.parquet"
+    for bad in ("/data/[x]", "/data/*", "/data/a?b", "/data/{a,b}"):
+        with pytest.raises(ValueError, match="must not contain"):
+            queries.table_glob(bad, "spans")
+
+
+def test_table_views_read_hive_partitions_by_name() -> None:
+    assert queries.table_view_sql("/l", "logs") == (
+        "CREATE OR REPLACE VIEW logs AS SELECT * FROM read_parquet('/l/logs/*/*.parquet', "
+        "hive_partitioning = true, union_by_name = true, hive_types = {'date': 'DATE'})"
+    )
+
+
+def test_compact_sql_without_a_key_only_sorts() -> None:
+    sql = queries.compact_sql(["time", "body"], (), ("time",))
+    assert sql.endswith('SELECT "time", "body" FROM src ORDER BY "time", _file, _row')
+    assert "ANTI JOIN" in queries.compact_sql(["a"], ("a",), ())

@@ -1,0 +1,182 @@
+"""bench_runner.llama_server against the real llama.cpp server and the real embedded model."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import httpx
+import pytest
+
+from bench_runner.llama_server import (
+    EMBEDDED_MODEL_FILE,
+    LlamaServer,
+    LlamaServerError,
+    find_embedded_model,
+)
+
+pytestmark = pytest.mark.model
+
+needs_llama_cpp = pytest.mark.skipif(
+    importlib.util.find_spec("llama_cpp") is None,
+    reason="llama-cpp-python is not installed: pip install 'llama-cpp-python[server]'",
+)
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _stdout_lines(proc: subprocess.Popen[str]) -> queue.Queue[str]:
+    """The child's stdout lines, read by a thread, so a test can wait with a timeout."""
+    lines: queue.Queue[str] = queue.Queue()
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put("")  # EOF
+
+    threading.Thread(target=pump, daemon=True).start()
+    return lines
+
+
+def _next_line(lines: queue.Queue[str], proc: subprocess.Popen[str], timeout_s: float = 120) -> str:
+    try:
+        line = lines.get(timeout=timeout_s)
+    except queue.Empty:
+        pytest.fail(f"no output within {timeout_s}s")
+    if not line:
+        pytest.fail(f"exited with {proc.wait()}: {proc.stderr.read() if proc.stderr else ''}")
+    return line
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_find_embedded_model() -> None:
+    path = find_embedded_model()
+    assert path.name == EMBEDDED_MODEL_FILE
+    assert path.stat().st_size > 50_000_000
+
+
+def test_models_endpoint_reports_the_file_path(llama_server: LlamaServer) -> None:
+    response = httpx.get(f"{llama_server.base_url}/models", timeout=5)
+    assert response.status_code == 200
+    ids = [m["id"] for m in response.json()["data"]]
+    assert ids == [llama_server.model_id]
+    assert llama_server.model_id == str(llama_server.model_path)
+    assert llama_server.base_url == f"http://127.0.0.1:{llama_server.port}/v1"
+
+
+def test_chat_completion_returns_text(llama_server: LlamaServer) -> None:
+    from openai import OpenAI
+
+    client = OpenAI(base_url=llama_server.base_url, api_key="none", max_retries=0)
+    completion = client.chat.completions.create(
+        model=llama_server.model_id,
+        messages=[{"role": "user", "content": "Name one colour of the rainbow."}],
+        max_tokens=16,
+        temperature=0,
+    )
+    choice = completion.choices[0]
+    assert choice.message.content and choice.message.content.strip()
+    assert choice.finish_reason in {"stop", "length"}
+    assert completion.usage is not None and completion.usage.completion_tokens > 0
+
+
+def test_streamed_chat_completion_ends_with_a_finish_reason(llama_server: LlamaServer) -> None:
+    from openai import OpenAI
+
+    client = OpenAI(base_url=llama_server.base_url, api_key="none", max_retries=0)
+    stream = client.chat.completions.create(
+        model=llama_server.model_id,
+        messages=[{"role": "user", "content": "Count to five."}],
+        max_tokens=16,
+        temperature=0,
+        stream=True,
+    )
+    text, finish = [], None
+    for chunk in stream:
+        if chunk.choices:
+            text.append(chunk.choices[0].delta.content or "")
+            finish = chunk.choices[0].finish_reason or finish
+    assert "".join(text).strip()
+    assert finish in {"stop", "length"}
+
+
+@needs_llama_cpp
+def test_stop_leaves_no_process_behind(tmp_path: Path) -> None:
+    server = LlamaServer(log_path=tmp_path / "server.log")
+    with server:
+        pid = server.pid
+        assert pid is not None and server.running
+        assert os.getpgid(pid) == pid  # its own process group, not ours
+        assert os.getpgid(pid) != os.getpgid(0)
+    assert not server.running
+    assert server._proc is not None and server._proc.returncode is not None
+    assert not _group_alive(pid)
+    with pytest.raises(httpx.TransportError):
+        httpx.get(f"{server.base_url}/models", timeout=2)
+    assert (tmp_path / "server.log").stat().st_size > 0  # output went to the log, not the terminal
+    server.stop()  # idempotent
+
+
+@needs_llama_cpp
+def test_a_broken_model_fails_fast_with_the_log_tail(tmp_path: Path) -> None:
+    bad = tmp_path / "broken.gguf"
+    bad.write_bytes(b"not a gguf file" * 100)
+    server = LlamaServer(bad, log_path=tmp_path / "server.log", start_timeout_s=60)
+    with pytest.raises(LlamaServerError, match="exited during startup") as info:
+        server.start()
+    assert str(tmp_path / "server.log") in str(info.value)
+    assert not server.running
+    assert not _group_alive(server.pid)
+
+
+# Runs only the `model` command's own parser, so the test does not depend on the
+# other sub-commands being importable.
+_CLI = """
+import argparse, sys
+from otelbench.commands import model
+parser = argparse.ArgumentParser(prog="otelbench")
+model.add_parser(parser.add_subparsers(dest="command"))
+args = parser.parse_args(sys.argv[1:])
+sys.exit(args.func(args))
+"""
+
+
+@needs_llama_cpp
+def test_model_serve_command_serves_until_sigterm() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _CLI, "model", "serve"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        lines = _stdout_lines(proc)
+        base_url = _next_line(lines, proc).split("base_url:", 1)[1].strip()
+        model_id = _next_line(lines, proc).split("model:", 1)[1].strip()
+        assert model_id.endswith(EMBEDDED_MODEL_FILE)
+        response = httpx.get(f"{base_url}/models", timeout=5)
+        assert response.json()["data"][0]["id"] == model_id
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+        with pytest.raises(httpx.TransportError):
+            httpx.get(f"{base_url}/models", timeout=2)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
