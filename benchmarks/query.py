@@ -198,12 +198,12 @@ class Timing:
         return f"{self.median_ms:.0f} ms median (min {self.min_ms:.0f} ms, {self.cpu_ms:.0f} ms CPU)"
 
 
-def timed(gw: Gateway, sql: str, repeat: int) -> tuple[Timing, list[tuple]]:
-    rows = gw.query(sql).rows  # warm-up: file metadata and OS cache
+def timed(gw: Gateway, sql: str, repeat: int, params: dict | None = None) -> tuple[Timing, list[tuple]]:
+    rows = gw.query(sql, params).rows  # warm-up: file metadata and OS cache
     wall, cpu = [], []
     for _ in range(repeat):
         c0, t0 = time.process_time(), time.perf_counter()
-        gw.query(sql)
+        gw.query(sql, params)
         wall.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
     return Timing(statistics.median(wall) * 1e3, min(wall) * 1e3, statistics.median(cpu) * 1e3), rows
@@ -241,6 +241,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"agent_runs by agent (runs, cost, llm calls, errors): {t}")
             t, _ = timed(gw, queries.LLM_CALL_MESSAGES_COUNT, args.repeat)
             print(f"llm_calls messages (span, else log events): {t}")
+            (trace,) = gw.query(queries.SOME_TRACE_WITH_LOG_MESSAGES).rows[0]
+            t, _ = timed(gw, queries.LLM_CALLS_OF_TRACE, args.repeat, {"trace_id": trace})
+            print(f"one trace's llm_calls with messages: {t}")
+            t, _ = timed(gw, queries.AGENT_RUN, args.repeat, {"trace_id": trace})
+            print(f"one trace's agent_runs row: {t}")
             t, _ = timed(gw, queries.SPANS_BY_TYPE, args.repeat)
             print(f"spans GROUP BY span_type (no join, for scale): {t}")
     finally:

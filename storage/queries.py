@@ -16,9 +16,11 @@ Views (documented column by column in docs/schema.md):
 
 Cost notes (measured with benchmarks/query.py; duckdb 2.0.1): every llm_calls /
 tool_calls query runs the joins below — DuckDB drops an unused LEFT JOIN only when its
-grouped side is unfiltered and only one per query — so they are keyed by a 64-bit hash
-(cheaper than joining two hex strings), and the lake sorts rows by span_type so the
-``span_type = ...`` filters skip whole row groups.
+grouped side is unfiltered, and only one per query. They join on the plain
+(trace_id, span_id) strings: as fast as a 64-bit hash key on a whole-lake aggregate, and
+a ``WHERE trace_id = ?`` then reaches both sides of the join (a hash key stops it, and a
+one-trace query would aggregate every log event). The lake sorts rows by span_type, so
+the ``span_type = ...`` filters skip whole row groups.
 """
 
 from __future__ import annotations
@@ -69,13 +71,6 @@ def table_view_sql(lake_root: str | Path, table: str) -> str:
     return f"CREATE OR REPLACE VIEW {table} AS SELECT * FROM {read_table_sql(lake_root, table)}"
 
 
-# A span's key for joins: hash(trace_id, span_id) as UBIGINT. Joining on it costs ~half of
-# joining on the two hex strings; span_id alone is not unique (test and demo data reuse
-# span ids across traces). A wrong match needs a 64-bit collision (~1e-7 at 10M spans).
-SPAN_KEY = "hash({t}.trace_id, {t}.span_id)"
-PARENT_KEY = "hash({t}.trace_id, {t}.parent_span_id)"
-
-
 # --------------------------------------------------------------------------- messages
 def span_messages_sql(lake_root: str | Path) -> str:
     """GenAI message log events → one row per span: input_messages, output_messages.
@@ -103,15 +98,14 @@ def span_messages_sql(lake_root: str | Path) -> str:
 
     return f"""CREATE OR REPLACE VIEW span_messages AS
 SELECT
-    {SPAN_KEY.format(t='l')} AS span_key,
-    any_value(l.trace_id) AS trace_id,
-    any_value(l.span_id) AS span_id,
+    l.trace_id,
+    l.span_id,
     coalesce({detail('input')}, {concat('input')}) AS input_messages,
     coalesce({detail('output')}, {concat('output')}) AS output_messages
 FROM {read_table_sql(lake_root, 'logs', row_numbers=True)} AS l
 WHERE l.message_direction IN ('input', 'output', 'details') AND l.messages IS NOT NULL
   AND l.trace_id IS NOT NULL AND l.span_id IS NOT NULL
-GROUP BY span_key"""
+GROUP BY l.trace_id, l.span_id"""
 
 
 # --------------------------------------------------------------------------- agents
@@ -119,15 +113,17 @@ GROUP BY span_key"""
 # so one level only: the span's own agent_name (gen_ai.agent.name on the call itself);
 # else its direct parent's — an invoke_agent span, or a GenAI trace's root, which
 # collector.normalize names after service.name; else the span's own service.name.
-SPAN_AGENTS_SQL = f"""CREATE OR REPLACE VIEW span_agents AS
-SELECT {SPAN_KEY.format(t='a')} AS span_key, any_value(a.agent_name) AS agent_name
+SPAN_AGENTS_SQL = """CREATE OR REPLACE VIEW span_agents AS
+SELECT a.trace_id, a.span_id, any_value(a.agent_name) AS agent_name
 FROM spans AS a
 WHERE a.agent_name IS NOT NULL
-GROUP BY span_key"""
+-- one row per span even if it was stored twice, so the join never duplicates a call
+GROUP BY a.trace_id, a.span_id"""
 
-# `s` is the span; `pa` is span_agents joined by _CALL_JOINS.
+# `s` is the span; `pa` is span_agents joined by _AGENT_JOIN.
 AGENT_EXPR = "coalesce(s.agent_name, pa.agent_name, s.service_name)"
-_AGENT_JOIN = f"LEFT JOIN span_agents AS pa ON pa.span_key = {PARENT_KEY.format(t='s')}"
+# span_id alone is not unique: test and demo data reuse span ids across traces.
+_AGENT_JOIN = "LEFT JOIN span_agents AS pa ON pa.trace_id = s.trace_id AND pa.span_id = s.parent_span_id"
 
 
 def llm_calls_sql() -> str:
@@ -144,7 +140,7 @@ SELECT
     s.owner, s.service_name, s.date
 FROM spans AS s
 {_AGENT_JOIN}
-LEFT JOIN span_messages AS m ON m.span_key = {SPAN_KEY.format(t='s')}
+LEFT JOIN span_messages AS m ON m.trace_id = s.trace_id AND m.span_id = s.span_id
 WHERE s.span_type = 'llm'"""
 
 
@@ -242,11 +238,15 @@ AGENT_RUNS_BY_AGENT = """SELECT agent, count(*) AS runs, sum(cost_usd) AS cost_u
        sum(llm_calls) AS llm_calls, count(*) FILTER (WHERE status = 'error') AS errors
 FROM agent_runs GROUP BY agent ORDER BY runs DESC"""
 
+LLM_CALLS_OF_TRACE = "SELECT * FROM llm_calls WHERE trace_id = $trace_id ORDER BY start_time"
+AGENT_RUN = "SELECT * FROM agent_runs WHERE trace_id = $trace_id"
+
 # Timed by benchmarks/query.py (figures quoted in the README), besides the two above.
 LLM_CALL_MESSAGES_COUNT = "SELECT count(input_messages) FROM llm_calls"
 SPANS_BY_TYPE = "SELECT span_type, count(*) FROM spans GROUP BY span_type"
 COUNT_SPANS = "SELECT count(*) FROM spans"
 COUNT_LLM_CALLS = "SELECT count(*) FROM llm_calls"
+SOME_TRACE_WITH_LOG_MESSAGES = "SELECT trace_id FROM logs WHERE message_direction = 'input' LIMIT 1"
 
 
 # --------------------------------------------------------------------------- lockdown

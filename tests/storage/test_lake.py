@@ -15,7 +15,7 @@ import pytest
 from storage import lake as lake_mod
 from storage.lake import Lake, LakeError
 from storage.schema import LOGS, SCHEMA_VERSION, SPANS, TABLES
-from tests.storage.rows import DAY, agent, batch, columnar, llm, log, metric, span, tool, us
+from tests.storage.rows import DAY, agent, batch, columnar, llm, log, metric, span, tool
 
 
 def bid(n: int) -> str:

@@ -266,3 +266,13 @@ def test_compact_sql_without_a_key_only_sorts() -> None:
     sql = queries.compact_sql(["time", "body"], (), ("time",))
     assert sql.endswith('SELECT "time", "body" FROM src ORDER BY "time", _file, _row')
     assert "ANTI JOIN" in queries.compact_sql(["a"], ("a",), ())
+
+
+def test_a_side_without_events_stays_null(lake: Lake) -> None:
+    lake.write_batch("01", batch(
+        spans=[llm(1, 2, None)],
+        logs=[log(1, 2, message_direction="input", messages=j(USER)), log(1, 2, message_direction="input", messages="[]")],
+    ))
+    with open_lake(lake.root) as gw:
+        row = one(gw, "SELECT input_messages, output_messages FROM llm_calls")
+    assert json.loads(row["input_messages"]) == USER and row["output_messages"] is None
