@@ -38,6 +38,17 @@ _LOG_TAIL_BYTES = 4000
 _WILDCARD_HOSTS = {"0.0.0.0", "::", ""}
 
 
+def _die_with_parent() -> None:
+    """In the child, before exec: Linux delivers SIGTERM to the server when we die, even
+    by SIGKILL, so a crashed bench run never leaves a model server behind."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 class EmbeddedModelMissing(RuntimeError):
     """The GGUF file of the embedded model is not installed."""
 
@@ -180,6 +191,7 @@ class LlamaServer:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                preexec_fn=_die_with_parent,
             )
         try:
             self.model_id = self._wait_ready(began + self.start_timeout_s)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
 
 # module path, in the order `otelbench --help` lists them
@@ -16,6 +17,7 @@ COMMANDS = (
     "otelbench.commands.serve",
     "otelbench.commands.sql",
     "otelbench.commands.demo",
+    "otelbench.commands.bench",
     "otelbench.commands.model",
 )
 
@@ -32,7 +34,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # SIGTERM unwinds like Ctrl-C: context managers stop what we started
+
+
 def main(argv: list[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, _interrupt)  # commands that own shutdown (serve) replace it
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -1,0 +1,5 @@
+import sys
+
+from otelbench.commands.bench import main
+
+sys.exit(main())

@@ -1,0 +1,517 @@
+"""One measured streaming chat completion against an OpenAI-compatible server.
+
+``measure_run`` sends one ``stream: true`` request and reads the Server-Sent Events
+itself (no ``openai`` client: it hides a dropped stream, see REFERENCE.md "Benchmark
+metric definitions"). Every time comes from one clock, ``time.perf_counter_ns`` (passed
+in, so tests can replace it), stamped as each network read returns and before it is
+parsed: chunks that arrive in one read share its time, which is the truth at the socket.
+
+- token event: a chunk with non-empty content, reasoning (``reasoning_content`` or
+  ``reasoning``), tool calls or completion text; a role-only chunk is not one.
+- ``ttft`` first token event − send; ``ttfo`` first visible content/tool call − send;
+  ``e2e`` last token event − send; ``decode_ms = e2e − ttft``.
+- output tokens: server usage → server-native timings (llama.cpp ``timings``, LM
+  Studio ``stats``, Ollama ``eval_count``) → a tokenizer passed in → chars/4; the source
+  is recorded beside the count.
+
+Failures never raise: a refused connection, a non-200 status, a non-JSON chunk, an
+error object in the stream, a timeout or a stream that ends without ``finish_reason``
+and without ``[DONE]`` all return ``RunResult(ok=False)`` with a kind, a message and
+the evidence (the body, the bad line, or the stream's raw tail).
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+import httpx
+import orjson
+
+DEFAULT_MAX_TOKENS = 128
+DEFAULT_TIMEOUT_S = 120.0  # per read: the longest silence tolerated inside a stream
+DEFAULT_CONNECT_TIMEOUT_S = 5.0
+EVIDENCE_BYTES = 2000
+_RECENT_READS = 16  # raw reads kept for the evidence tail; bounded, never the whole stream
+CHARS_PER_TOKEN = 4  # the usual English rule of thumb, used only when nothing better exists
+_SSE_IGNORED = (b":", b"event:", b"id:", b"retry:")
+_OLLAMA_KEYS = ("eval_count", "eval_duration", "prompt_eval_count", "prompt_eval_duration")
+
+Clock = Callable[[], int]
+TokenCounter = Callable[[str], int | None]
+
+
+class ErrorKind(StrEnum):
+    CONNECT = "connect"  # nothing listening / connect timed out
+    HTTP_STATUS = "http-status"  # answered, but not 200
+    BAD_CHUNK = "bad-chunk"  # a line that is neither SSE nor JSON
+    SERVER_ERROR = "server-error"  # an {"error": ...} object inside the stream
+    STREAM_CUT = "stream-cut"  # ended without finish_reason and without [DONE]
+    TIMEOUT = "timeout"  # silence longer than the read timeout
+    TRANSPORT = "transport"  # any other transport failure
+    NO_TOKENS = "no-tokens"  # finished cleanly but produced no token event: nothing to time
+
+
+class TokenSource(StrEnum):
+    USAGE = "usage"
+    SERVER_TIMINGS = "server-timings"
+    TOKENIZER = "tokenizer"
+    ESTIMATE = "estimate-chars/4"
+    NONE = "none"
+
+
+@dataclass
+class RunResult:
+    """One run. Times in ms; on a failed run the metrics are partial, for diagnosis only."""
+
+    ok: bool
+    url: str
+    model_requested: str
+    nonce: str
+    error_kind: str | None = None
+    error: str | None = None
+    evidence: str | None = None  # HTTP body, the bad line, or the raw tail of the stream
+    http_status: int | None = None
+    model: str | None = None  # the id the server returned in its chunks
+    t_send_ns: int = 0  # raw clock value at send, to correlate with other processes' clocks
+    ttft_ms: float | None = None
+    ttfo_ms: float | None = None  # None when nothing visible came (e.g. reasoning only)
+    e2e_ms: float | None = None
+    decode_ms: float | None = None
+    stream_ms: float | None = None  # send → end of stream ([DONE] / close), beyond e2e
+    n_out: int | None = None
+    n_out_source: str = TokenSource.NONE
+    n_prompt: int | None = None  # uncached prompt tokens (what prefill really computed)
+    n_prompt_cached: int | None = None
+    n_prompt_source: str = TokenSource.NONE
+    n_token_events: int = 0
+    n_chunks: int = 0  # JSON data events
+    n_reads: int = 0  # network reads
+    tpot_ms: float | None = None
+    decode_tps: float | None = None
+    e2e_tps: float | None = None  # includes TTFT
+    prefill_tps: float | None = None
+    itl_ms: list[float] = field(default_factory=list)
+    server_decode_tps: float | None = None
+    server_prefill_tps: float | None = None
+    server_ttft_ms: float | None = None
+    finish_reason: str | None = None
+    done_marker: bool = False
+    text: str = ""
+    reasoning: str = ""
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    usage: dict[str, Any] | None = None
+    server_timings: dict[str, Any] = field(default_factory=dict)  # {"llama.cpp"|"lmstudio"|"ollama": {...}}
+    client_overhead_us_per_chunk: float | None = None  # our parse time, excluding socket waits
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class _StreamFailure(Exception):
+    def __init__(self, kind: ErrorKind, message: str, evidence: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.evidence = evidence
+
+
+def _decode(raw: bytes, limit: int = EVIDENCE_BYTES) -> str:
+    return raw[-limit:].decode("utf-8", "replace")
+
+
+class _Stream:
+    """Accumulates one SSE stream. ``feed`` is the hot loop: keep it lean."""
+
+    def __init__(self) -> None:
+        self.pending = b""
+        self.recent: deque[bytes] = deque(maxlen=_RECENT_READS)
+        self.done = False
+        self.finish_reason: str | None = None
+        self.model: str | None = None
+        self.usage: dict[str, Any] | None = None
+        self.server: dict[str, Any] = {}
+        self.text: list[str] = []
+        self.reasoning: list[str] = []
+        self.tools: dict[int, dict[str, Any]] = {}
+        self.token_ns: list[int] = []
+        self.first_visible_ns: int | None = None
+        self.n_chunks = 0
+        self.n_reads = 0
+        self.overhead_ns = 0
+
+    def feed(self, data: bytes, now: int) -> None:
+        self.recent.append(data)
+        self.n_reads += 1
+        lines = (self.pending + data if self.pending else data).split(b"\n")
+        self.pending = lines.pop()  # an incomplete last line waits for the next read
+        for line in lines:
+            self.line(line, now)
+
+    def line(self, line: bytes, now: int) -> None:
+        if line.startswith(b"data:"):
+            payload = line[5:].strip()
+            if payload == b"[DONE]":
+                self.done = True
+                return
+            try:
+                obj = orjson.loads(payload)
+            except orjson.JSONDecodeError:
+                raise _StreamFailure(ErrorKind.BAD_CHUNK, "a data line is not JSON", _decode(line)) from None
+            if not isinstance(obj, dict):
+                raise _StreamFailure(ErrorKind.BAD_CHUNK, "a data line is not a JSON object", _decode(line))
+            self.chunk(obj, now)
+        elif line.strip() and not line.startswith(_SSE_IGNORED):
+            # Not SSE at all (e.g. a JSON body from a server that ignored stream: true).
+            raise _StreamFailure(ErrorKind.BAD_CHUNK, "a line is not Server-Sent Events", _decode(line))
+
+    def chunk(self, obj: dict[str, Any], now: int) -> None:
+        self.n_chunks += 1
+        if obj.get("error"):
+            raise _StreamFailure(ErrorKind.SERVER_ERROR, "the server sent an error in the stream", _decode(orjson.dumps(obj)))
+        if self.model is None:
+            self.model = obj.get("model")
+        visible = thinking = False
+        for choice in obj.get("choices") or ():
+            delta = choice.get("delta") or {}
+            content = delta.get("content") or choice.get("text")  # chat, or legacy completions
+            if content:
+                self.text.append(content)
+                visible = True
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            if reasoning:
+                self.reasoning.append(reasoning)
+                thinking = True
+            if delta.get("tool_calls"):
+                self.add_tool_calls(delta["tool_calls"])
+                visible = True
+            if choice.get("finish_reason"):
+                self.finish_reason = choice["finish_reason"]
+        if visible or thinking:
+            self.token_ns.append(now)
+            if visible and self.first_visible_ns is None:
+                self.first_visible_ns = now
+        if obj.get("usage"):
+            self.usage = obj["usage"]
+        if obj.get("timings"):
+            self.server["llama.cpp"] = obj["timings"]
+        if obj.get("stats"):
+            self.server["lmstudio"] = obj["stats"]
+        if "eval_count" in obj:
+            self.server["ollama"] = {k: obj[k] for k in _OLLAMA_KEYS if k in obj}
+
+    def add_tool_calls(self, deltas: Sequence[Mapping[str, Any]]) -> None:
+        # Tool calls stream as fragments keyed by index; the arguments arrive in pieces.
+        for d in deltas:
+            call = self.tools.setdefault(int(d.get("index", 0)), {"id": None, "name": "", "arguments": ""})
+            call["id"] = d.get("id") or call["id"]
+            fn = d.get("function") or {}
+            call["name"] += fn.get("name") or ""
+            call["arguments"] += fn.get("arguments") or ""
+
+    def finish(self, now: int) -> None:
+        if self.pending.strip():  # a last line without its newline
+            line, self.pending = self.pending, b""
+            self.line(line, now)
+
+    def tail(self) -> str:
+        return _decode(b"".join(self.recent))
+
+
+# -- request ------------------------------------------------------------------
+
+
+def build_request(
+    model: str,
+    messages: Sequence[Mapping[str, Any]] | str,
+    nonce: str,
+    *,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    temperature: float = 0.0,
+    cache_prompt: bool | None = False,
+    extra_body: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The request body, with the nonce at the very start of the first message.
+
+    The nonce defeats prefix caches (llama.cpp reuses the longest matching prefix);
+    a chat template's fixed text before the first message can still be reused, which
+    is why prefill uses the *uncached* prompt count when the server reports one.
+    """
+    msgs = [{"role": "user", "content": messages}] if isinstance(messages, str) else [dict(m) for m in messages]
+    if msgs:
+        first = msgs[0]
+        content = first.get("content")
+        if isinstance(content, list):
+            first["content"] = [{"type": "text", "text": f"[{nonce}] "}, *content]
+        else:
+            first["content"] = f"[{nonce}] {content or ''}"
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": msgs,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "max_tokens": max_tokens,
+        "temperature": temperature,
+    }
+    if cache_prompt is not None:
+        body["cache_prompt"] = cache_prompt  # llama.cpp; other servers ignore unknown fields
+    body.update(extra_body or {})
+    return body
+
+
+def _prompt_text(body: Mapping[str, Any]) -> str:
+    parts: list[str] = []
+    for m in body.get("messages", ()):
+        c = m.get("content")
+        if isinstance(c, str):
+            parts.append(c)
+        elif isinstance(c, list):
+            parts.extend(p.get("text", "") for p in c if isinstance(p, dict))
+    return "\n".join(parts)
+
+
+# -- token counts and metrics (pure) -------------------------------------------
+
+
+def _int(value: Any) -> int | None:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _estimate(text: str, count_tokens: TokenCounter | None) -> tuple[int | None, TokenSource]:
+    if count_tokens is not None:
+        n = count_tokens(text)
+        if n is not None:
+            return n, TokenSource.TOKENIZER
+    if not text:
+        return None, TokenSource.NONE
+    return max(1, round(len(text) / CHARS_PER_TOKEN)), TokenSource.ESTIMATE
+
+
+def output_tokens(
+    usage: Mapping[str, Any] | None,
+    server: Mapping[str, Any],
+    text: str,
+    count_tokens: TokenCounter | None = None,
+) -> tuple[int | None, TokenSource]:
+    """Output token count and its source: usage → server timings → tokenizer → chars/4."""
+    if usage and (n := _int(usage.get("completion_tokens"))) is not None:
+        return n, TokenSource.USAGE
+    for name, key in (("llama.cpp", "predicted_n"), ("lmstudio", "total_output_tokens"), ("ollama", "eval_count")):
+        if (n := _int((server.get(name) or {}).get(key))) is not None:
+            return n, TokenSource.SERVER_TIMINGS
+    return _estimate(text, count_tokens)
+
+
+def prompt_tokens(
+    usage: Mapping[str, Any] | None,
+    server: Mapping[str, Any],
+    prompt_text: str,
+    count_tokens: TokenCounter | None = None,
+) -> tuple[int | None, int | None, TokenSource]:
+    """(uncached prompt tokens, cached prompt tokens, source); same precedence as output.
+
+    A tokenizer or chars/4 sees only the messages' text, not the chat template around it.
+    """
+    if usage and (n := _int(usage.get("prompt_tokens"))) is not None:
+        cached = _int((usage.get("prompt_tokens_details") or {}).get("cached_tokens")) or 0
+        return n - cached, cached, TokenSource.USAGE
+    llama = server.get("llama.cpp") or {}
+    if (n := _int(llama.get("prompt_n"))) is not None:
+        return n, _int(llama.get("cache_n")), TokenSource.SERVER_TIMINGS  # prompt_n excludes cache_n
+    for name, key in (("lmstudio", "input_tokens"), ("ollama", "prompt_eval_count")):
+        if (n := _int((server.get(name) or {}).get(key))) is not None:
+            return n, None, TokenSource.SERVER_TIMINGS
+    n, source = _estimate(prompt_text, count_tokens)
+    return n, None, source
+
+
+def server_speeds(server: Mapping[str, Any]) -> tuple[float | None, float | None, float | None]:
+    """The server's own (decode tok/s, prefill tok/s, ttft ms), where it reports them."""
+    llama = server.get("llama.cpp") or {}
+    if llama:
+        return llama.get("predicted_per_second"), llama.get("prompt_per_second"), None
+    lms = server.get("lmstudio") or {}
+    if lms:
+        ttft_s = lms.get("time_to_first_token", lms.get("time_to_first_token_seconds"))
+        return lms.get("tokens_per_second"), None, ttft_s * 1000.0 if ttft_s is not None else None
+    oll = server.get("ollama") or {}
+    decode = prefill = None
+    if oll.get("eval_count") and oll.get("eval_duration"):
+        decode = oll["eval_count"] / oll["eval_duration"] * 1e9  # durations are ns
+    if oll.get("prompt_eval_count") and oll.get("prompt_eval_duration"):
+        prefill = oll["prompt_eval_count"] / oll["prompt_eval_duration"] * 1e9
+    return decode, prefill, None
+
+
+def _ms(ns: int) -> float:
+    return ns / 1e6
+
+
+def derive_metrics(result: RunResult, t_send: int, token_ns: Sequence[int], first_visible_ns: int | None) -> None:
+    """Fill the timing metrics of ``result`` from raw clock readings (see stats.FORMULAS)."""
+    if not token_ns:
+        return
+    result.ttft_ms = _ms(token_ns[0] - t_send)
+    result.e2e_ms = _ms(token_ns[-1] - t_send)
+    result.decode_ms = result.e2e_ms - result.ttft_ms
+    result.ttfo_ms = _ms(first_visible_ns - t_send) if first_visible_ns is not None else None
+    result.itl_ms = [_ms(b - a) for a, b in zip(token_ns, token_ns[1:])]
+    n = result.n_out
+    if n is not None and n >= 2 and result.decode_ms > 0:
+        result.tpot_ms = result.decode_ms / (n - 1)
+        result.decode_tps = 1000.0 / result.tpot_ms
+    if n is not None and result.e2e_ms > 0:
+        result.e2e_tps = n / (result.e2e_ms / 1000.0)
+    if result.n_prompt is not None and result.ttft_ms > 0:
+        result.prefill_tps = result.n_prompt / (result.ttft_ms / 1000.0)
+
+
+# -- the run --------------------------------------------------------------------
+
+
+def measure_run(
+    base_url: str,
+    model: str,
+    messages: Sequence[Mapping[str, Any]] | str,
+    *,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    temperature: float = 0.0,
+    cache_prompt: bool | None = False,
+    extra_body: Mapping[str, Any] | None = None,
+    nonce: str | None = None,
+    client: httpx.Client | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    api_key: str | None = None,
+    count_tokens: TokenCounter | None = None,
+    clock: Clock = time.perf_counter_ns,
+) -> RunResult:
+    """Stream one chat completion from ``base_url`` (…/v1) and time it. Never raises for
+    server or transport failures. Pass a shared ``client`` to reuse its connection."""
+    url = base_url.rstrip("/") + "/chat/completions"
+    nonce = nonce or secrets.token_hex(6)
+    body = build_request(model, messages, nonce, max_tokens=max_tokens, temperature=temperature,
+                         cache_prompt=cache_prompt, extra_body=extra_body)  # fmt: skip
+    content = orjson.dumps(body)  # encoded before the clock starts
+    headers = {"content-type": "application/json", "accept": "text/event-stream"}
+    if api_key:
+        headers["authorization"] = f"Bearer {api_key}"
+    result = RunResult(ok=False, url=url, model_requested=model, nonce=nonce)
+    timeout = httpx.Timeout(timeout_s, connect=DEFAULT_CONNECT_TIMEOUT_S)
+    http = client or httpx.Client(timeout=timeout, trust_env=False)
+    stream = _Stream()
+    t_send = t_end = clock()
+    try:
+        # Built (URL, headers, body) before the clock starts: client-side preparation is
+        # not the server's latency. The clock starts as httpx begins to write.
+        request = http.build_request("POST", url, content=content, headers=headers, timeout=timeout)
+        t_send = t_end = clock()
+        response = http.send(request, stream=True)
+        try:
+            result.http_status = response.status_code
+            if response.status_code != 200:
+                raw = response.read()
+                raise _StreamFailure(ErrorKind.HTTP_STATUS, f"HTTP {response.status_code} from {url}", _decode(raw))
+            for data in response.iter_bytes():
+                now = clock()
+                stream.feed(data, now)
+                stream.overhead_ns += clock() - now
+            t_end = clock()
+            stream.finish(t_end)
+        finally:
+            response.close()
+        result.ok = _complete(stream)
+    except _StreamFailure as exc:
+        result.error_kind, result.error, result.evidence = exc.kind, str(exc), exc.evidence
+    except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+        result.error_kind, result.error = ErrorKind.CONNECT, f"server down at {url}: {exc}"
+    except httpx.TimeoutException as exc:
+        result.error_kind, result.error = ErrorKind.TIMEOUT, f"no data for {timeout_s:g}s from {url}: {exc!r}"
+        result.evidence = stream.tail()
+    except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+        # The peer closed before the body's end. A cut, unless finish_reason had come:
+        # then only the goodbye ([DONE], the last chunk) was lost and the answer is whole.
+        t_end = clock()
+        kind, message = (
+            (ErrorKind.TRANSPORT, f"no response from {url}: {exc}")
+            if result.http_status is None
+            else (ErrorKind.STREAM_CUT, f"stream cut: {exc}")
+        )
+        if stream.finish_reason is not None:
+            try:
+                result.ok = _complete(stream)
+            except _StreamFailure as failure:
+                kind, message = failure.kind, str(failure)
+        if not result.ok:
+            result.error_kind, result.error, result.evidence = kind, message, stream.tail()
+    except httpx.HTTPError as exc:
+        result.error_kind, result.error, result.evidence = ErrorKind.TRANSPORT, repr(exc), stream.tail()
+    finally:
+        if client is None:
+            http.close()
+    result.t_send_ns = t_send
+    _fill(result, stream, body, t_send, t_end, count_tokens)
+    return result
+
+
+def _complete(stream: _Stream) -> bool:
+    """True for a whole answer; raises for a cut stream or one without any token."""
+    if not stream.done and stream.finish_reason is None:
+        raise _StreamFailure(ErrorKind.STREAM_CUT, "stream cut: ended without finish_reason or [DONE]", stream.tail())
+    if not stream.token_ns:
+        raise _StreamFailure(ErrorKind.NO_TOKENS, "the stream finished without any token", stream.tail())
+    return True
+
+
+def _fill(
+    result: RunResult,
+    stream: _Stream,
+    body: Mapping[str, Any],
+    t_send: int,
+    t_end: int,
+    count_tokens: TokenCounter | None,
+) -> None:
+    result.model = stream.model
+    result.finish_reason = stream.finish_reason
+    result.done_marker = stream.done
+    result.text = "".join(stream.text)
+    result.reasoning = "".join(stream.reasoning)
+    result.tool_calls = [stream.tools[i] for i in sorted(stream.tools)]
+    result.usage = stream.usage
+    result.server_timings = stream.server
+    result.n_token_events = len(stream.token_ns)
+    result.n_chunks = stream.n_chunks
+    result.n_reads = stream.n_reads
+    result.stream_ms = _ms(t_end - t_send) if t_end > t_send else None
+    if stream.n_chunks:
+        result.client_overhead_us_per_chunk = stream.overhead_ns / stream.n_chunks / 1000.0
+    generated = result.reasoning + result.text + "".join(c["name"] + c["arguments"] for c in result.tool_calls)
+    result.n_out, result.n_out_source = output_tokens(stream.usage, stream.server, generated, count_tokens)
+    result.n_prompt, result.n_prompt_cached, result.n_prompt_source = prompt_tokens(
+        stream.usage, stream.server, _prompt_text(body), count_tokens
+    )
+    result.server_decode_tps, result.server_prefill_tps, result.server_ttft_ms = server_speeds(stream.server)
+    derive_metrics(result, t_send, stream.token_ns, stream.first_visible_ns)
+
+
+def llama_cpp_python_counter(base_url: str, model: str, client: httpx.Client | None = None) -> TokenCounter:
+    """A ``count_tokens`` for llama-cpp-python, which sends neither usage nor timings in
+    streams: its ``/extras/tokenize/count`` re-tokenizes text with the model's own
+    vocabulary (called after the timed stream, so it costs the measurement nothing)."""
+    url = base_url.rstrip("/").removesuffix("/v1") + "/extras/tokenize/count"
+
+    def count(text: str) -> int | None:
+        body = {"input": text, "model": model}
+        try:
+            if client is not None:
+                response = client.post(url, json=body)
+            else:
+                response = httpx.post(url, json=body, timeout=30.0, trust_env=False)
+            return int(response.json()["count"]) if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError, KeyError):
+            return None
+
+    return count

@@ -1,0 +1,215 @@
+"""One model's benchmark, end to end: speed cases, load levels, the ability and
+agent-fitness suite, GGUF metadata and the plausibility verdict, as one result dict.
+
+The result is what ``--out`` saves and ``--compare`` reads (``RESULT_SCHEMA_VERSION``):
+schema_version, model, server, hardware, gguf, suite, settings, formulas, runs (raw
+per-run measurements), summary, plausibility, tests, failures.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import httpx
+
+from bench_runner import plausibility, speed, stats, suites
+from bench_runner.client import measure_run
+from bench_runner.gguf import GgufLookup, Status, default_roots, locate_gguf
+from bench_runner.hardware import Hardware
+from bench_runner.servers import ServerInfo
+from bench_runner.spans import BenchSpans, record_run, record_summary, record_test
+
+RESULT_SCHEMA_VERSION = 1
+QUICK_TESTS = 4  # --quick: the first tests of the suite (distinct prompts)
+
+
+@dataclass(frozen=True)
+class Options:
+    runs: int = 5
+    warmup: int = 1
+    quick: bool = False
+    speed_only: bool = False
+    concurrency: tuple[int, ...] = ()
+    api_key: str | None = None
+    models_dirs: tuple[Path, ...] = ()
+    suite: str = suites.DEFAULT_SUITE
+
+
+@dataclass
+class Progress:
+    """What the terminal UI hears about: one call per finished request."""
+
+    on_request: Callable[[str], None] = lambda label: None
+    on_phase: Callable[[str], None] = lambda phase: None
+
+
+@dataclass
+class ModelRun:
+    result: dict[str, Any]
+    problems: list[str] = field(default_factory=list)  # what makes the exit code non-zero
+
+
+def jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {k: jsonable(v) for k, v in dataclasses.asdict(value).items()}
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def gguf_section(lookup: GgufLookup) -> dict[str, Any]:
+    info = lookup.info
+    out: dict[str, Any] = {"status": lookup.status.value, "reason": lookup.reason,
+                           "candidates": [jsonable(c) for c in lookup.candidates]}
+    if info is not None:
+        out.update(jsonable(info))
+    else:  # the keys exist either way, so readers need no special case
+        out.update({"path": None, "size_bytes": None, "architecture": None, "quantization": None})
+    return out
+
+
+def speed_plan(opts: Options) -> tuple[list[speed.SpeedCase], int, int]:
+    if opts.quick:
+        return [c for c in speed.CASES if c.quick], 1, min(opts.warmup, 1)
+    return list(speed.CASES), opts.runs, opts.warmup
+
+
+def run_model(
+    model: str,
+    server: ServerInfo,
+    hardware: Hardware,
+    spans: BenchSpans,
+    opts: Options,
+    progress: Progress = Progress(),
+) -> ModelRun:
+    problems: list[str] = []
+    base_url = server.base_url
+    if server.models and model not in {m.id for m in server.models}:
+        problems.append(f"model {model!r} is not offered by {base_url} (it offers: "
+                        f"{', '.join(m.id for m in server.models[:8])})")
+    lookup = locate_gguf(model, server_paths=server.model_paths,
+                         roots=default_roots(models_dirs=opts.models_dirs))
+    suite = suites.load_suite(opts.suite)
+    cases, runs, warmup = speed_plan(opts)
+    result: dict[str, Any] = {
+        "schema_version": RESULT_SCHEMA_VERSION,
+        "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "model": model,
+        "server": {"base_url": base_url, "kind": server.kind},
+        "hardware": jsonable(hardware),
+        "gguf": gguf_section(lookup),
+        "suite": {"name": suite.name, "version": suite.version, "speed": speed.SPEED_VERSION},
+        "settings": {"runs": runs, "warmup": warmup, "quick": opts.quick, "speed_only": opts.speed_only,
+                     "concurrency": list(opts.concurrency)},
+        "formulas": stats.FORMULAS,
+    }
+    with httpx.Client(timeout=httpx.Timeout(120, connect=5)) as client, \
+            spans.model_run(model, base_url, suite.name, suite.version) as root:
+        progress.on_phase("speed")
+        case_results = [
+            speed.run_case(c, base_url=base_url, model=model, provider=server.provider, spans=spans, runs=runs,
+                           warmup=warmup, client=client, api_key=opts.api_key,
+                           on_run=lambda r, c=c: progress.on_request(c.name))
+            for c in cases
+        ]
+        summaries = {cr.case.name: cr.summary() for cr in case_results}
+        result["runs"] = {cr.case.name: [r.to_dict() for r in cr.runs] for cr in case_results}
+        for cr in case_results:
+            for r in cr.runs:
+                if not r.ok:
+                    problems.append(f"{cr.case.name}: {r.error_kind}: {r.error}")
+        concurrency = []
+        if opts.concurrency:
+            progress.on_phase("concurrency")
+            concurrency = speed.concurrency(
+                list(opts.concurrency), base_url=base_url, model=model, runs_per_client=1 if opts.quick else 2,
+                client_factory=lambda: httpx.Client(timeout=httpx.Timeout(120, connect=5)), api_key=opts.api_key)
+        tests: list[suites.TestResult] = []
+        if not opts.speed_only:
+            progress.on_phase("suite")
+            tests = _run_suite(suite, opts, model, server, spans, client, progress)
+        scores = suites.score(tests) if tests else {"ability": None, "agent_fitness": None}
+        verdict = _plausibility(case_results, lookup, hardware)
+        result["summary"] = {"cases": summaries, "concurrency": concurrency,
+                             "ability_score": scores["ability"], "agent_fitness_score": scores["agent_fitness"],
+                             "tests_passed": sum(t.passed for t in tests), "tests_total": len(tests)}
+        result["plausibility"] = verdict
+        result["tests"] = [t.to_dict() | {"name": t.test} for t in tests]
+        result["failures"] = problems
+        headline = summaries.get("medium-200") or next(iter(summaries.values()), {})
+        record_summary(root, {
+            "ability_score": scores["ability"], "agent_fitness_score": scores["agent_fitness"],
+            "confidence": verdict["confidence"], "reasons": [r["message"] for r in verdict["reasons"]],
+            "decode_tps.median": (headline.get("decode_tps") or {}).get("median"),
+            "ttft_ms.median": (headline.get("ttft_ms") or {}).get("median"),
+            "prefill_tps.median": ((summaries.get("prefill-2k") or {}).get("prefill_tps") or {}).get("median"),
+            "gguf.quantization": result["gguf"].get("quantization"),
+            "gguf.architecture": result["gguf"].get("architecture"),
+            "tests_passed": result["summary"]["tests_passed"], "tests_total": len(tests),
+        })
+    return ModelRun(result, problems)
+
+
+def _run_suite(suite: suites.Suite, opts: Options, model: str, server: ServerInfo, spans: BenchSpans,
+               client: httpx.Client, progress: Progress) -> list[suites.TestResult]:
+    chosen = list(suite.tests)
+    if opts.quick:
+        prompts: list[str] = []
+        for t in suite.tests:
+            if t.prompt not in prompts:
+                prompts.append(t.prompt)
+        chosen = [t for t in suite.tests if t.prompt in prompts[:QUICK_TESTS]]
+    replies: dict[tuple[str | None, str, int], tuple[str, str | None, float]] = {}
+    results = []
+    for test in chosen:
+        key = (test.system, test.prompt, test.max_tokens)
+        with spans.chat(model, server.base_url, server.provider, case="suite", test=test.name) as span:
+            if key not in replies:
+                run = measure_run(server.base_url, model, test.messages(), max_tokens=test.max_tokens,
+                                  client=client, api_key=opts.api_key)
+                record_run(span, run)
+                error = None if run.ok else f"{run.error_kind}: {run.error} (evidence: {(run.evidence or '')[:300]!r})"
+                replies[key] = (run.text, error, (run.e2e_ms or 0) / 1000)
+                progress.on_request(test.name)
+            response, error, duration = replies[key]
+            verdict = suites.check(test, response) if error is None else suites.Verdict(False, f"no response: {error}")
+            record_test(span, test.name, test.category, verdict.passed, verdict.reason)
+        results.append(suites.TestResult(
+            suite=suite.name, suite_version=suite.version, test=test.name, category=test.category,
+            checker=test.checker, prompt=test.prompt, response=response, extracted=jsonable(verdict.extracted),
+            passed=verdict.passed, reason=verdict.reason, duration_s=duration, error=error))
+    return results
+
+
+def _plausibility(case_results: list[speed.CaseResult], lookup: GgufLookup, hw: Hardware) -> dict[str, Any]:
+    """Each case assessed; the worst sets the model's confidence, every reason kept with its case."""
+    info = lookup.info if lookup.status == Status.READY else None
+    limits = plausibility.limits_from_hardware(hw, info.size_bytes if info else None)
+    per_case = {}
+    reasons: list[dict[str, str]] = []
+    worst = plausibility.Confidence.HIGH
+    for cr in case_results:
+        ok = cr.ok_runs
+        if not ok:
+            continue
+        case = plausibility.CaseSummary.from_runs(ok, name=cr.case.name)
+        a = plausibility.assess(case, info, limits)
+        per_case[cr.case.name] = a.to_dict()
+        if cr.case.name.startswith("prefill"):
+            continue  # 8 output tokens: its decode figures are not meant to be read
+        worst = max(worst, a.confidence, key=lambda c: c.rank)
+        for r in a.reasons:
+            reasons.append({"case": cr.case.name, "severity": r.severity.value, "code": r.code,
+                            "message": f"{cr.case.name}: {r.message}"})
+    if not per_case:
+        worst = plausibility.Confidence.LOW
+        reasons.append({"case": "*", "severity": "LOW", "code": "no_runs", "message": "no successful run to judge"})
+    return {"confidence": worst.value, "reasons": reasons, "cases": per_case}

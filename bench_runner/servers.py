@@ -1,0 +1,127 @@
+"""OpenAI-compatible servers: which kind is behind a base URL, its models, unloading.
+
+Recognized by their own endpoints: Ollama (``/api/tags``), LM Studio
+(``/api/v0/models``), llama.cpp's ``llama-server`` (``/props``), vLLM
+(``owned_by: vllm``), llama-cpp-python (``owned_by: me``). Unloading between
+models uses the server's own API where it has one (Ollama ``keep_alive: 0``, LM
+Studio's unload endpoint). We never kill processes we did not start.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+TIMEOUT_S = 5.0
+
+
+class ServerDown(RuntimeError):
+    """Nothing answers at the base URL."""
+
+
+@dataclass(frozen=True)
+class ServerModel:
+    id: str
+    loaded: bool | None = None
+    size_bytes: int | None = None
+    quantization: str | None = None
+    architecture: str | None = None
+    path: str | None = None  # a file path the server reports (llama.cpp ids are paths)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    base_url: str
+    kind: str  # ollama | lm_studio | llama_cpp | llama_cpp_python | vllm | openai_compatible
+    models: tuple[ServerModel, ...]
+    model_paths: tuple[str, ...] = ()  # paths the server says it loaded (llama.cpp /props)
+
+    @property
+    def provider(self) -> str:
+        """The value for ``gen_ai.provider.name`` on our spans."""
+        return {"llama_cpp_python": "llama_cpp"}.get(self.kind, self.kind)
+
+
+def root_url(base_url: str) -> str:
+    base = base_url.rstrip("/")
+    return base[: -len("/v1")] if base.endswith("/v1") else base
+
+
+def _get(client: httpx.Client, url: str) -> Any | None:
+    try:
+        r = client.get(url)
+    except httpx.HTTPError:
+        return None
+    if r.status_code != 200:
+        return None
+    try:
+        return r.json()
+    except ValueError:
+        return None
+
+
+def probe(base_url: str, api_key: str = "local") -> ServerInfo:
+    """Ask the server what it is and which models it offers; ServerDown if nobody answers."""
+    root = root_url(base_url)
+    with httpx.Client(timeout=TIMEOUT_S, headers={"Authorization": f"Bearer {api_key}"}) as client:
+        try:
+            r = client.get(base_url.rstrip("/") + "/models")
+        except httpx.HTTPError as exc:
+            raise ServerDown(f"no OpenAI-compatible server answers at {base_url} ({type(exc).__name__}: {exc})") from exc
+        if r.status_code != 200:
+            raise ServerDown(f"{base_url}/models answered {r.status_code}: {r.text[:200]}")
+        listing = r.json().get("data", [])
+        ollama = _get(client, root + "/api/tags")
+        if isinstance(ollama, dict) and "models" in ollama:
+            return ServerInfo(base_url, "ollama", tuple(_ollama_models(ollama)))
+        lms = _get(client, root + "/api/v0/models")
+        if isinstance(lms, dict) and isinstance(lms.get("data"), list):
+            return ServerInfo(base_url, "lm_studio", tuple(_lmstudio_models(lms["data"])))
+        props = _get(client, root + "/props")
+        owners = {str(m.get("owned_by", "")) for m in listing}
+        models = tuple(ServerModel(id=str(m.get("id")), extra=m) for m in listing)
+        if isinstance(props, dict) and ("default_generation_settings" in props or "model_path" in props):
+            paths = tuple(p for p in [props.get("model_path")] if p)
+            return ServerInfo(base_url, "llama_cpp", models, paths)
+        if "vllm" in owners:
+            return ServerInfo(base_url, "vllm", models)
+        if "me" in owners:  # llama-cpp-python's server: the id is the GGUF path
+            return ServerInfo(base_url, "llama_cpp_python", models, tuple(m.id for m in models))
+        return ServerInfo(base_url, "openai_compatible", models)
+
+
+def _ollama_models(tags: dict[str, Any]) -> list[ServerModel]:
+    out = []
+    for m in tags.get("models", []):
+        d = m.get("details") or {}
+        out.append(ServerModel(id=m.get("name") or m.get("model"), size_bytes=m.get("size"),
+                               quantization=d.get("quantization_level"), architecture=d.get("family"), extra=m))
+    return out
+
+
+def _lmstudio_models(data: list[dict[str, Any]]) -> list[ServerModel]:
+    return [
+        ServerModel(id=m.get("id"), loaded=m.get("state") == "loaded", quantization=m.get("quantization"),
+                    architecture=m.get("arch"), extra=m)
+        for m in data
+        if m.get("type") in (None, "llm", "vlm")
+    ]
+
+
+def unload(info: ServerInfo, model: str) -> str:
+    """Ask the server to unload ``model``; returns what happened, in words."""
+    root = root_url(info.base_url)
+    try:
+        with httpx.Client(timeout=30) as client:
+            if info.kind == "ollama":
+                r = client.post(root + "/api/generate", json={"model": model, "keep_alive": 0})
+                return "unloaded (ollama keep_alive: 0)" if r.status_code == 200 else f"ollama unload answered {r.status_code}"
+            if info.kind == "lm_studio":
+                r = client.post(root + "/api/v1/models/unload", json={"instance_id": model})
+                return "unloaded (LM Studio API)" if r.status_code == 200 else f"LM Studio unload answered {r.status_code}"
+    except httpx.HTTPError as exc:
+        return f"unload failed: {exc}"
+    return f"{info.kind} has no unload API; the model stays loaded (we never kill a server we did not start)"

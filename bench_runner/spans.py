@@ -1,0 +1,165 @@
+"""The bench runner's own telemetry: every request a gen_ai ``chat`` span, under one
+root span per model run that carries the ``bench.*`` results.
+
+Exported with the OTel SDK's OTLP/HTTP exporter, so results flow through the same
+collector and lake as production telemetry (the ``bench_results`` view reads them
+back). Attribute names follow the GenAI conventions
+(https://opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-spans/).
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Any, Iterator
+from urllib.parse import urlparse
+
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.trace import INVALID_SPAN_CONTEXT as _INVALID
+from opentelemetry.trace import NonRecordingSpan, Span, Status, StatusCode, Tracer
+
+SERVICE_NAME = "otelbench-bench"
+DEFAULT_OTLP_ENDPOINT = "http://127.0.0.1:4318"
+
+
+class _CountingExporter(SpanExporter):
+    """Wraps the OTLP exporter to remember whether every export succeeded."""
+
+    def __init__(self, inner: SpanExporter):
+        self.inner = inner
+        self.failures = 0
+        self.exported = 0
+
+    def export(self, spans: Any) -> SpanExportResult:
+        result = self.inner.export(spans)
+        if result == SpanExportResult.SUCCESS:
+            self.exported += len(spans)
+        else:
+            self.failures += 1
+        return result
+
+    def shutdown(self) -> None:
+        self.inner.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        return self.inner.force_flush(timeout_millis)
+
+
+class BenchSpans:
+    """Span factory for one bench invocation; a no-op when ``endpoint`` is None (--no-otel)."""
+
+    def __init__(self, endpoint: str | None, headers: dict[str, str] | None = None):
+        self.endpoint = endpoint
+        self._exporter: _CountingExporter | None = None
+        if endpoint is None:
+            self._provider = None
+            self.tracer: Tracer | None = None
+            return
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        self._exporter = _CountingExporter(
+            OTLPSpanExporter(endpoint=endpoint.rstrip("/") + "/v1/traces", headers=headers or {}, timeout=10)
+        )
+        self._provider = TracerProvider(resource=Resource.create({"service.name": SERVICE_NAME}))
+        self._provider.add_span_processor(BatchSpanProcessor(self._exporter))
+        self.tracer = self._provider.get_tracer("otelbench.bench_runner")
+
+    @contextmanager
+    def model_run(self, model: str, base_url: str, suite: str, suite_version: str) -> Iterator[Span]:
+        """The root span of one model's benchmark: ``invoke_workflow bench <model>``."""
+        if self.tracer is None:
+            yield NonRecordingSpan(_INVALID)
+            return
+        attrs = {
+            "gen_ai.operation.name": "invoke_workflow",
+            "gen_ai.agent.name": "otelbench-bench",
+            "gen_ai.request.model": model,
+            "bench.kind": "model_run",
+            "bench.suite": suite,
+            "bench.suite.version": suite_version,
+            **_server_attrs(base_url),
+        }
+        with self.tracer.start_as_current_span(f"bench {model}", attributes=attrs) as span:
+            yield span
+
+    @contextmanager
+    def chat(self, model: str, base_url: str, provider: str, *, case: str, test: str | None = None) -> Iterator[Span]:
+        """One request: a gen_ai ``chat`` span (finish with :func:`record_run`)."""
+        if self.tracer is None:
+            yield NonRecordingSpan(_INVALID)
+            return
+        attrs = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": provider,
+            "gen_ai.request.model": model,
+            "bench.case": case,
+            **_server_attrs(base_url),
+        }
+        if test:
+            attrs["bench.test.name"] = test
+        with self.tracer.start_as_current_span(f"chat {model}", attributes=attrs) as span:
+            yield span
+
+    def shutdown(self) -> dict[str, int]:
+        """Flush and stop; returns exported/failed counts (for the report)."""
+        if self._provider is None or self._exporter is None:
+            return {"exported": 0, "failures": 0}
+        self._provider.force_flush(30_000)
+        self._provider.shutdown()
+        return {"exported": self._exporter.exported, "failures": self._exporter.failures}
+
+
+def record_run(span: Span, run: Any) -> None:
+    """Put one measured run on its chat span (``run`` is a client RunResult)."""
+    if not span.is_recording():
+        return
+    get = lambda name: getattr(run, name, None)  # noqa: E731 - the client's dataclass, read defensively
+    if get("response_model"):
+        span.set_attribute("gen_ai.response.model", get("response_model"))
+    if get("finish_reason"):
+        span.set_attribute("gen_ai.response.finish_reasons", [get("finish_reason")])
+    if get("prompt_tokens") is not None:
+        span.set_attribute("gen_ai.usage.input_tokens", int(get("prompt_tokens")))
+    if get("output_tokens") is not None:
+        span.set_attribute("gen_ai.usage.output_tokens", int(get("output_tokens")))
+    if get("ttft_ms") is not None:
+        span.set_attribute("gen_ai.server.time_to_first_token", get("ttft_ms") / 1000)
+    for name in ("ttft_ms", "ttfo_ms", "e2e_ms", "decode_tps", "prefill_tps", "server_decode_tps", "server_prefill_tps"):
+        if get(name) is not None:
+            span.set_attribute(f"bench.{name}", float(get(name)))
+    if get("token_source"):
+        span.set_attribute("bench.token_source", get("token_source"))
+    if not get("ok"):
+        span.set_status(Status(StatusCode.ERROR, str(get("error") or "run failed")))
+        span.set_attribute("error.type", str(get("error_kind") or "bench_run_failed"))
+
+
+def record_test(span: Span, name: str, category: str, passed: bool, reason: str) -> None:
+    if span.is_recording():
+        span.set_attribute("bench.test.name", name)
+        span.set_attribute("bench.test.category", category)
+        span.set_attribute("bench.test.verdict", "pass" if passed else "fail")
+        span.set_attribute("bench.test.reason", reason[:500])
+
+
+def record_summary(span: Span, summary: dict[str, Any]) -> None:
+    """The model run's results on its root span: scores, medians, confidence."""
+    if not span.is_recording():
+        return
+    for key, value in summary.items():
+        if value is None:
+            continue
+        if isinstance(value, (list, tuple)):
+            span.set_attribute(f"bench.{key}", [str(v) for v in value])
+        elif isinstance(value, (bool, int, float, str)):
+            span.set_attribute(f"bench.{key}", value)
+
+
+def _server_attrs(base_url: str) -> dict[str, Any]:
+    u = urlparse(base_url)
+    out: dict[str, Any] = {"server.address": u.hostname or ""}
+    if u.port:
+        out["server.port"] = u.port
+    return out
+

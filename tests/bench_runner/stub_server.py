@@ -1,0 +1,401 @@
+"""A scripted OpenAI-compatible SSE server, for failure modes and exact timing only.
+
+Real behaviour is tested against the real llama.cpp server; this stub exists for what
+a real server will not do on demand: drop a stream, answer 500, send garbage, or emit
+tokens on an exact schedule. The script and its parameters sit in the base URL:
+
+    http://127.0.0.1:PORT/paced;ttft_ms=50;rate=100;n=64/v1   (+ /chat/completions)
+
+``GET /stub/last_trace`` returns the stub's own clock readings (``perf_counter_ns``,
+CLOCK_MONOTONIC on Linux, shared by all processes) of the last completed script, so a
+benchmark can tell the stub's pacing error from the client's measuring error.
+
+Run it in its own process (as benchmarks/bench_fidelity.py does) with
+``python -m tests.bench_runner.stub_server``; it prints ``listening <url>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+SPIN_NS = 1_000_000  # busy-wait the last millisecond: sleep() overshoots by ~0.1 ms or more
+MODEL = "stub-model"
+
+
+def wait_until(deadline_ns: int, spin_ns: int = SPIN_NS) -> None:
+    """Return at ``deadline_ns`` (perf_counter_ns), sleeping while far, spinning when near."""
+    while True:
+        remaining = deadline_ns - time.perf_counter_ns()
+        if remaining <= 0:
+            return
+        if remaining > spin_ns:
+            time.sleep((remaining - spin_ns) / 1e9)
+
+
+def chunk(delta: dict[str, Any] | None = None, finish: str | None = None, **top: Any) -> dict[str, Any]:
+    choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]
+    return {"id": "chatcmpl-stub", "object": "chat.completion.chunk", "created": 0, "model": MODEL,
+            "choices": choices, **top}  # fmt: skip
+
+
+def sse(obj: dict[str, Any] | str) -> bytes:
+    data = obj if isinstance(obj, str) else json.dumps(obj, separators=(",", ":"))
+    return f"data: {data}\n\n".encode()
+
+
+DONE = sse("[DONE]")
+ROLE = sse(chunk({"role": "assistant", "content": ""}))  # OpenAI's first chunk: role, empty content
+STOP = sse(chunk({}, "stop"))
+WORDS = ["Hello", " world", "!"]
+
+
+def content(text: str) -> bytes:
+    return sse(chunk({"content": text}))
+
+
+class Out:
+    """The response as a script writes it: chunked by default, or close-delimited."""
+
+    def __init__(self, handler: BaseHTTPRequestHandler) -> None:
+        self.h = handler
+        self.chunked = True
+        self.t_tokens: list[int] = []
+
+    def start(self, status: int = 200, *, chunked: bool = True) -> None:
+        self.chunked = chunked
+        self.h.send_response(status)
+        self.h.send_header("Content-Type", "text/event-stream")
+        if chunked:
+            self.h.send_header("Transfer-Encoding", "chunked")
+        else:  # the body ends when the connection closes: a drop looks like a normal end
+            self.h.send_header("Connection", "close")
+            self.h.close_connection = True
+        self.h.end_headers()
+
+    def send(self, data: bytes, *, token: bool = False) -> None:
+        # One sendall per event, so each lands in its own TCP segment (TCP_NODELAY is on).
+        frame = b"%x\r\n%s\r\n" % (len(data), data) if self.chunked else data
+        if token:  # stamped as the write starts: a client can never see it earlier
+            self.t_tokens.append(time.perf_counter_ns())
+        self.h.connection.sendall(frame)
+
+    def trace(self) -> dict[str, Any]:
+        return {"t_received_ns": getattr(self.h, "t_received", None), "t_token_ns": self.t_tokens,
+                "t_end_ns": time.perf_counter_ns()}  # fmt: skip
+
+    def end(self) -> None:
+        # Publish the trace before the body's last byte, so a client that asks for it
+        # right after its stream ended always gets this one.
+        self.h.server.last_trace = self.trace()  # type: ignore[attr-defined]
+        if self.chunked:
+            self.h.connection.sendall(b"0\r\n\r\n")
+
+    def cut(self) -> None:
+        """Drop the connection mid-body, the way a crashed server does."""
+        self.h.close_connection = True
+        self.h.connection.shutdown(socket.SHUT_RDWR)
+
+
+Script = Callable[[Out, dict[str, float]], None]
+
+
+def _words(out: Out, gap_ms: float = 0.0) -> None:
+    for w in WORDS:
+        if gap_ms:
+            time.sleep(gap_ms / 1000)
+        out.send(content(w), token=True)
+
+
+def s_normal(out: Out, p: dict[str, float]) -> None:
+    out.start()
+    _words(out)
+    out.send(STOP)
+    out.send(DONE)
+    out.end()
+
+
+def s_usage(out: Out, p: dict[str, float]) -> None:
+    # completion_tokens deliberately differs from the 3 chunks: the count must come from here
+    out.start()
+    _words(out)
+    out.send(STOP)
+    out.send(sse(chunk(None, usage={"prompt_tokens": 20, "completion_tokens": 7, "total_tokens": 27,
+                                    "prompt_tokens_details": {"cached_tokens": 4}})))  # fmt: skip
+    out.send(DONE)
+    out.end()
+
+
+LLAMA_TIMINGS = {"prompt_n": 12, "prompt_ms": 6.0, "prompt_per_token_ms": 0.5, "prompt_per_second": 2000.0,
+                 "predicted_n": 5, "predicted_ms": 50.0, "predicted_per_token_ms": 10.0,
+                 "predicted_per_second": 100.0, "cache_n": 3}  # fmt: skip
+
+
+def s_timings(out: Out, p: dict[str, float]) -> None:
+    out.start()
+    _words(out)
+    out.send(sse(chunk({}, "stop", timings=LLAMA_TIMINGS)))  # llama.cpp puts it on the last chunk
+    if p.get("usage"):
+        out.send(sse(chunk(None, usage={"prompt_tokens": 20, "completion_tokens": 7, "total_tokens": 27})))
+    out.send(DONE)
+    out.end()
+
+
+def s_lmstudio(out: Out, p: dict[str, float]) -> None:
+    out.start()
+    _words(out)
+    stats = {"tokens_per_second": 42.0, "time_to_first_token": 0.25, "generation_time": 0.05, "stop_reason": "eosFound"}
+    out.send(sse(chunk({}, "stop", stats=stats)))
+    out.send(DONE)
+    out.end()
+
+
+def s_ollama(out: Out, p: dict[str, float]) -> None:
+    out.start()
+    _words(out)
+    out.send(sse(chunk({}, "stop", eval_count=6, eval_duration=60_000_000,
+                       prompt_eval_count=30, prompt_eval_duration=10_000_000)))  # fmt: skip
+    out.send(DONE)
+    out.end()
+
+
+def s_role_first(out: Out, p: dict[str, float]) -> None:
+    out.start()
+    time.sleep(p.get("role_ms", 30) / 1000)
+    out.send(ROLE)
+    time.sleep(p.get("gap_ms", 50) / 1000)
+    _words(out)
+    out.send(STOP)
+    out.send(DONE)
+    out.end()
+
+
+def s_reasoning(out: Out, p: dict[str, float]) -> None:
+    fieldname = "reasoning" if p.get("field") == 2 else "reasoning_content"
+    out.start()
+    out.send(ROLE)
+    for piece in ("Let me", " think."):
+        time.sleep(p.get("gap_ms", 20) / 1000)
+        out.send(sse(chunk({fieldname: piece})), token=True)
+    time.sleep(p.get("think_ms", 60) / 1000)
+    _words(out)
+    out.send(STOP)
+    out.send(DONE)
+    out.end()
+
+
+def s_tools(out: Out, p: dict[str, float]) -> None:
+    out.start()
+    out.send(ROLE)
+    first = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": ""}}
+    out.send(sse(chunk({"tool_calls": [first]})), token=True)
+    for part in ('{"city": ', '"Paris"}'):
+        out.send(sse(chunk({"tool_calls": [{"index": 0, "function": {"arguments": part}}]})), token=True)
+    out.send(sse(chunk({}, "tool_calls")))
+    out.send(DONE)
+    out.end()
+
+
+def s_cut(out: Out, p: dict[str, float]) -> None:
+    out.start(chunked=not p.get("quiet"))
+    out.send(ROLE)
+    out.send(content("Hello"), token=True)
+    out.send(content(" wor"), token=True)
+    if p.get("after_finish"):  # the answer is whole; only [DONE] and the last chunk are lost
+        out.send(STOP)
+    out.cut()
+
+
+def s_hangup(out: Out, p: dict[str, float]) -> None:
+    out.cut()  # no status line at all
+
+
+def s_http500(out: Out, p: dict[str, float]) -> None:
+    body = b'{"error": {"message": "model crashed: out of memory", "type": "server_error"}}'
+    out.h.send_response(500)
+    out.h.send_header("Content-Type", "application/json")
+    out.h.send_header("Content-Length", str(len(body)))
+    out.h.end_headers()
+    out.h.wfile.write(body)
+
+
+def s_garbage(out: Out, p: dict[str, float]) -> None:
+    out.start()
+    out.send(content("Hello"), token=True)
+    out.send(b"data: {not json at all <html>\n\n")
+    out.send(content(" world"), token=True)
+    out.send(STOP)
+    out.send(DONE)
+    out.end()
+
+
+def s_error(out: Out, p: dict[str, float]) -> None:
+    out.start()
+    out.send(content("Hello"), token=True)
+    out.send(sse({"error": {"code": 500, "message": "context size exceeded", "type": "server_error"}}))
+    out.end()
+
+
+def s_stall(out: Out, p: dict[str, float]) -> None:
+    out.start()
+    out.send(content("Hello"), token=True)
+    time.sleep(p.get("stall_ms", 1000) / 1000)  # longer than the client's read timeout
+    out.send(STOP)
+    out.send(DONE)
+    out.end()
+
+
+def s_empty(out: Out, p: dict[str, float]) -> None:
+    out.start()
+    out.send(ROLE)
+    out.send(STOP)
+    out.send(DONE)
+    out.end()
+
+
+def s_json(out: Out, p: dict[str, float]) -> None:
+    """A server that ignored ``stream: true`` and answered one JSON body."""
+    body = json.dumps({"id": "x", "object": "chat.completion", "model": MODEL, "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": "Hello"}, "finish_reason": "stop"}]}).encode()  # fmt: skip
+    out.h.send_response(200)
+    out.h.send_header("Content-Type", "application/json")
+    out.h.send_header("Content-Length", str(len(body)))
+    out.h.end_headers()
+    out.h.wfile.write(body)
+
+
+def s_paced(out: Out, p: dict[str, float]) -> None:
+    """First token ``ttft_ms`` after the request arrived, then exactly ``rate`` tokens/s."""
+    t0 = out.h.t_received  # type: ignore[attr-defined]
+    ttft_ns, n = int(p.get("ttft_ms", 50) * 1e6), int(p.get("n", 64))
+    period_ns = 1e9 / p.get("rate", 100)
+    # Spinning holds a core; on a machine with few cores a shorter spin leaves the
+    # client one (time.sleep overshoots by ~0.07 ms on an idle Linux box).
+    spin_ns = int(p.get("spin_us", SPIN_NS / 1000) * 1000)
+    frames = [content(f" t{i}") for i in range(n)]  # encoded before the clock matters
+    out.start()
+    out.send(ROLE)
+    for i, frame in enumerate(frames):
+        wait_until(t0 + ttft_ns + round(i * period_ns), spin_ns)
+        out.send(frame, token=True)
+    out.send(STOP)
+    out.send(sse(chunk(None, usage={"prompt_tokens": 10, "completion_tokens": n, "total_tokens": 10 + n})))
+    out.send(DONE)
+    out.end()
+
+
+SCRIPTS: dict[str, Script] = {
+    "normal": s_normal, "usage": s_usage, "timings": s_timings, "lmstudio": s_lmstudio,
+    "ollama": s_ollama, "role-first": s_role_first, "reasoning": s_reasoning, "tools": s_tools,
+    "cut": s_cut, "hangup": s_hangup, "http500": s_http500, "garbage": s_garbage, "error": s_error, "stall": s_stall,
+    "empty": s_empty, "json": s_json, "paced": s_paced,
+}  # fmt: skip
+
+
+def parse_path(path: str) -> tuple[str, dict[str, float]]:
+    """``/paced;ttft_ms=50;rate=100/v1/chat/completions`` → ("paced", {...})."""
+    head = path.lstrip("/").split("/", 1)[0]
+    name, *pairs = head.split(";")
+    return name, {k: float(v) for k, v in (pair.split("=", 1) for pair in pairs)}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def parse_request(self) -> bool:
+        # The request line has just been read: this is the request's arrival, the moment a
+        # server's own TTFT clock starts (header parsing below is the stub's cost, not the
+        # client's).
+        self.t_received = time.perf_counter_ns()
+        return super().parse_request()
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet in tests
+        pass
+
+    def do_GET(self) -> None:  # noqa: N802
+        body = json.dumps(self.server.last_trace).encode() if self.path == "/stub/last_trace" else b"{}"
+        self.send_response(200 if self.path == "/stub/last_trace" else 404)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self) -> None:  # noqa: N802
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        name, params = parse_path(self.path)
+        script = SCRIPTS.get(name)
+        if script is None:
+            self.send_error(404, f"no script {name!r}")
+            return
+        out = Out(self)
+        try:
+            script(out, params)
+        except OSError:  # the client went away; nothing to answer
+            self.close_connection = True
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    last_trace: dict[str, Any] = {}
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # Clients hang up mid-stream on purpose here (a bad chunk ends their read).
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+class StubServer:
+    """The stub on 127.0.0.1 and a free port, served from a thread while in ``with``."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        self._server = _Server((host, port), _Handler)
+        self.host, self.port = self._server.server_address[:2]
+        self._thread = threading.Thread(target=self._server.serve_forever, name="stub-sse", daemon=True)
+
+    def base_url(self, script: str, **params: float) -> str:
+        head = ";".join([script, *(f"{k}={v}" for k, v in params.items())])
+        return f"http://{self.host}:{self.port}/{head}/v1"
+
+    @property
+    def last_trace(self) -> dict[str, Any]:
+        return self._server.last_trace
+
+    def __enter__(self) -> StubServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args(argv)
+    stub = StubServer(port=args.port)
+    print(f"listening http://{stub.host}:{stub.port}", flush=True)
+    try:
+        stub._server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stub._server.server_close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
