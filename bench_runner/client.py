@@ -1,18 +1,15 @@
 """One measured streaming chat completion against an OpenAI-compatible server.
 
 ``measure_run`` sends one ``stream: true`` request and reads the Server-Sent Events
-itself (no ``openai`` client: it hides a dropped stream, see REFERENCE.md "Benchmark
-metric definitions"). Every time comes from one clock, ``time.perf_counter_ns`` (passed
-in, so tests can replace it), stamped as each network read returns and before it is
-parsed: chunks that arrive in one read share its time, which is the truth at the socket.
+itself (the ``openai`` client hides a dropped stream; REFERENCE.md "Benchmark metric
+definitions" has every definition, ``stats.FORMULAS`` states them in results). One
+clock, ``time.perf_counter_ns`` (passed in), stamps each network read as it returns;
+chunks that arrive in one read share its time, the truth at the socket. The reads are
+parsed after the stream ends, so the loop that waits on the socket does nothing else.
 
-- token event: a chunk with non-empty content, reasoning (``reasoning_content`` or
-  ``reasoning``), tool calls or completion text; a role-only chunk is not one.
-- ``ttft`` first token event − send; ``ttfo`` first visible content/tool call − send;
-  ``e2e`` last token event − send; ``decode_ms = e2e − ttft``.
-- output tokens: server usage → server-native timings (llama.cpp ``timings``, LM
-  Studio ``stats``, Ollama ``eval_count``) → a tokenizer passed in → chars/4; the source
-  is recorded beside the count.
+Output tokens come from server usage → server-native timings (llama.cpp ``timings``,
+LM Studio ``stats``, Ollama ``eval_count``) → a tokenizer passed in → chars/4, with
+the source recorded beside the count.
 
 Failures never raise: a refused connection, a non-200 status, a non-JSON chunk, an
 error object in the stream, a timeout or a stream that ends without ``finish_reason``
@@ -24,7 +21,6 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
@@ -37,9 +33,12 @@ DEFAULT_MAX_TOKENS = 128
 DEFAULT_TIMEOUT_S = 120.0  # per read: the longest silence tolerated inside a stream
 DEFAULT_CONNECT_TIMEOUT_S = 5.0
 EVIDENCE_BYTES = 2000
-_RECENT_READS = 16  # raw reads kept for the evidence tail; bounded, never the whole stream
+_RECENT_READS = 16  # the last reads, joined, are a failed run's evidence
 CHARS_PER_TOKEN = 4  # the usual English rule of thumb, used only when nothing better exists
 _SSE_IGNORED = (b":", b"event:", b"id:", b"retry:")
+_SEND_MARK = "http11.send_request_headers.started"
+_CONNECT_MARKS = ("connection.connect_tcp.started", "connection.connect_tcp.complete")
+_TRACE_MARKS = frozenset({_SEND_MARK, *_CONNECT_MARKS})
 _OLLAMA_KEYS = ("eval_count", "eval_duration", "prompt_eval_count", "prompt_eval_duration")
 
 Clock = Callable[[], int]
@@ -79,6 +78,7 @@ class RunResult:
     http_status: int | None = None
     model: str | None = None  # the id the server returned in its chunks
     t_send_ns: int = 0  # raw clock value at send, to correlate with other processes' clocks
+    connect_ms: float | None = None  # TCP connect, when this run opened a connection (before send)
     ttft_ms: float | None = None
     ttfo_ms: float | None = None  # None when nothing visible came (e.g. reasoning only)
     e2e_ms: float | None = None
@@ -107,14 +107,17 @@ class RunResult:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     usage: dict[str, Any] | None = None
     server_timings: dict[str, Any] = field(default_factory=dict)  # {"llama.cpp"|"lmstudio"|"ollama": {...}}
-    client_overhead_us_per_chunk: float | None = None  # our parse time, excluding socket waits
+    client_overhead_us_per_chunk: float | None = None  # read loop's own time while streaming, per chunk
+    parse_us_per_chunk: float | None = None  # SSE + JSON parsing, done after the stream, per chunk
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
 class _StreamFailure(Exception):
-    def __init__(self, kind: ErrorKind, message: str, evidence: str) -> None:
+    """A failed run; ``evidence`` None means "the stream's raw tail"."""
+
+    def __init__(self, kind: ErrorKind, message: str, evidence: str | None = None) -> None:
         super().__init__(message)
         self.kind = kind
         self.evidence = evidence
@@ -125,11 +128,16 @@ def _decode(raw: bytes, limit: int = EVIDENCE_BYTES) -> str:
 
 
 class _Stream:
-    """Accumulates one SSE stream. ``feed`` is the hot loop: keep it lean."""
+    """One SSE stream: raw reads stamped while streaming, parsed after it ended.
+
+    The loop that waits on the socket only stamps and stores each read; the JSON is
+    parsed once the stream is over. That keeps the client's work per chunk during
+    decode to an append (it shares the CPUs with a local server), and parsing all
+    chunks in one go runs on warm caches instead of waking cold for each one.
+    """
 
     def __init__(self) -> None:
-        self.pending = b""
-        self.recent: deque[bytes] = deque(maxlen=_RECENT_READS)
+        self.reads: list[tuple[bytes, int]] = []  # (bytes, clock when the read returned)
         self.done = False
         self.finish_reason: str | None = None
         self.model: str | None = None
@@ -141,16 +149,19 @@ class _Stream:
         self.token_ns: list[int] = []
         self.first_visible_ns: int | None = None
         self.n_chunks = 0
-        self.n_reads = 0
-        self.overhead_ns = 0
+        self.loop_ns = 0  # time in the read loop outside the socket wait
+        self.parse_ns = 0
 
-    def feed(self, data: bytes, now: int) -> None:
-        self.recent.append(data)
-        self.n_reads += 1
-        lines = (self.pending + data if self.pending else data).split(b"\n")
-        self.pending = lines.pop()  # an incomplete last line waits for the next read
-        for line in lines:
-            self.line(line, now)
+    def parse(self) -> None:
+        """Interpret every read in order; raises at the first bad line or error object."""
+        pending = b""
+        for data, now in self.reads:
+            lines = (pending + data if pending else data).split(b"\n")
+            pending = lines.pop()  # a line split across reads belongs to the read that ends it
+            for line in lines:
+                self.line(line, now)
+        if pending.strip():  # a last line without its newline
+            self.line(pending, self.reads[-1][1])
 
     def line(self, line: bytes, now: int) -> None:
         if line.startswith(b"data:"):
@@ -162,9 +173,10 @@ class _Stream:
                 obj = orjson.loads(payload)
             except orjson.JSONDecodeError:
                 raise _StreamFailure(ErrorKind.BAD_CHUNK, "a data line is not JSON", _decode(line)) from None
-            if not isinstance(obj, dict):
-                raise _StreamFailure(ErrorKind.BAD_CHUNK, "a data line is not a JSON object", _decode(line))
-            self.chunk(obj, now)
+            try:
+                self.chunk(obj, now)
+            except (AttributeError, TypeError, ValueError) as exc:  # JSON, but not a chunk's shape
+                raise _StreamFailure(ErrorKind.BAD_CHUNK, f"not a chunk: {exc}", _decode(line)) from None
         elif line.strip() and not line.startswith(_SSE_IGNORED):
             # Not SSE at all (e.g. a JSON body from a server that ignored stream: true).
             raise _StreamFailure(ErrorKind.BAD_CHUNK, "a line is not Server-Sent Events", _decode(line))
@@ -172,7 +184,8 @@ class _Stream:
     def chunk(self, obj: dict[str, Any], now: int) -> None:
         self.n_chunks += 1
         if obj.get("error"):
-            raise _StreamFailure(ErrorKind.SERVER_ERROR, "the server sent an error in the stream", _decode(orjson.dumps(obj)))
+            evidence = _decode(orjson.dumps(obj))
+            raise _StreamFailure(ErrorKind.SERVER_ERROR, "the server sent an error in the stream", evidence)
         if self.model is None:
             self.model = obj.get("model")
         visible = thinking = False
@@ -180,11 +193,11 @@ class _Stream:
             delta = choice.get("delta") or {}
             content = delta.get("content") or choice.get("text")  # chat, or legacy completions
             if content:
-                self.text.append(content)
+                self.text.append(str(content))
                 visible = True
             reasoning = delta.get("reasoning_content") or delta.get("reasoning")
             if reasoning:
-                self.reasoning.append(reasoning)
+                self.reasoning.append(str(reasoning))
                 thinking = True
             if delta.get("tool_calls"):
                 self.add_tool_calls(delta["tool_calls"])
@@ -213,13 +226,8 @@ class _Stream:
             call["name"] += fn.get("name") or ""
             call["arguments"] += fn.get("arguments") or ""
 
-    def finish(self, now: int) -> None:
-        if self.pending.strip():  # a last line without its newline
-            line, self.pending = self.pending, b""
-            self.line(line, now)
-
     def tail(self) -> str:
-        return _decode(b"".join(self.recent))
+        return _decode(b"".join(data for data, _ in self.reads[-_RECENT_READS:]))
 
 
 # -- request ------------------------------------------------------------------
@@ -403,56 +411,71 @@ def measure_run(
     timeout = httpx.Timeout(timeout_s, connect=DEFAULT_CONNECT_TIMEOUT_S)
     http = client or httpx.Client(timeout=timeout, trust_env=False)
     stream = _Stream()
+    marks: dict[str, int] = {}
+
+    def trace(name: str, info: Mapping[str, Any]) -> None:
+        if name in _TRACE_MARKS:
+            marks[name] = clock()
+
+    failure: _StreamFailure | None = None
+    cut: _StreamFailure | None = None  # the peer closed before the body's end
     t_send = t_end = clock()
     try:
-        # Built (URL, headers, body) before the clock starts: client-side preparation is
-        # not the server's latency. The clock starts as httpx begins to write.
-        request = http.build_request("POST", url, content=content, headers=headers, timeout=timeout)
+        # Built (URL, headers, body) before the clock starts, and "send" is stamped by
+        # httpcore's trace hook as the request starts to be written: the ~0.1 ms httpx
+        # spends choosing a connection is the client's cost, not the server's latency.
+        request = http.build_request("POST", url, content=content, headers=headers, timeout=timeout,
+                                     extensions={"trace": trace})  # fmt: skip
         t_send = t_end = clock()
         response = http.send(request, stream=True)
+        t_send = marks.get(_SEND_MARK, t_send)  # the fallback for transports without the hook
         try:
             result.http_status = response.status_code
             if response.status_code != 200:
-                raw = response.read()
-                raise _StreamFailure(ErrorKind.HTTP_STATUS, f"HTTP {response.status_code} from {url}", _decode(raw))
-            for data in response.iter_bytes():
-                now = clock()
-                stream.feed(data, now)
-                stream.overhead_ns += clock() - now
+                failure = _StreamFailure(
+                    ErrorKind.HTTP_STATUS, f"HTTP {response.status_code} from {url}", _decode(response.read())
+                )
+            else:
+                reads = stream.reads
+                for data in response.iter_bytes():  # the hot loop: stamp, store, wait again
+                    now = clock()
+                    reads.append((data, now))
+                    stream.loop_ns += clock() - now
             t_end = clock()
-            stream.finish(t_end)
         finally:
             response.close()
-        result.ok = _complete(stream)
-    except _StreamFailure as exc:
-        result.error_kind, result.error, result.evidence = exc.kind, str(exc), exc.evidence
     except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-        result.error_kind, result.error = ErrorKind.CONNECT, f"server down at {url}: {exc}"
+        failure = _StreamFailure(ErrorKind.CONNECT, f"server down at {url}: {exc}")
     except httpx.TimeoutException as exc:
-        result.error_kind, result.error = ErrorKind.TIMEOUT, f"no data for {timeout_s:g}s from {url}: {exc!r}"
-        result.evidence = stream.tail()
+        failure = _StreamFailure(ErrorKind.TIMEOUT, f"no data for {timeout_s:g}s from {url}: {exc!r}")
     except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
-        # The peer closed before the body's end. A cut, unless finish_reason had come:
-        # then only the goodbye ([DONE], the last chunk) was lost and the answer is whole.
         t_end = clock()
-        kind, message = (
-            (ErrorKind.TRANSPORT, f"no response from {url}: {exc}")
-            if result.http_status is None
-            else (ErrorKind.STREAM_CUT, f"stream cut: {exc}")
-        )
-        if stream.finish_reason is not None:
-            try:
-                result.ok = _complete(stream)
-            except _StreamFailure as failure:
-                kind, message = failure.kind, str(failure)
-        if not result.ok:
-            result.error_kind, result.error, result.evidence = kind, message, stream.tail()
+        if result.http_status is None:
+            failure = _StreamFailure(ErrorKind.TRANSPORT, f"no response from {url}: {exc}")
+        else:
+            cut = _StreamFailure(ErrorKind.STREAM_CUT, f"stream cut: {exc}")
     except httpx.HTTPError as exc:
-        result.error_kind, result.error, result.evidence = ErrorKind.TRANSPORT, repr(exc), stream.tail()
+        failure = _StreamFailure(ErrorKind.TRANSPORT, repr(exc))
     finally:
         if client is None:
             http.close()
+    t_parse = clock()  # off the clock from here: the stream is over
+    try:
+        stream.parse()  # a bad line or an error object is the first problem, if there is one
+        if failure is None:
+            # A drop after finish_reason lost only the goodbye ([DONE], the last chunk).
+            if cut is not None and stream.finish_reason is None:
+                raise cut
+            result.ok = _complete(stream)
+    except _StreamFailure as exc:
+        failure = exc  # it arrived before whatever ended the transfer
+    stream.parse_ns = clock() - t_parse
+    if failure is not None:
+        result.error_kind, result.error = failure.kind, str(failure)
+        result.evidence = failure.evidence if failure.evidence is not None else (stream.tail() or None)
     result.t_send_ns = t_send
+    if all(m in marks for m in _CONNECT_MARKS):  # a new connection was opened for this run
+        result.connect_ms = _ms(marks[_CONNECT_MARKS[1]] - marks[_CONNECT_MARKS[0]])
     _fill(result, stream, body, t_send, t_end, count_tokens)
     return result
 
@@ -460,9 +483,9 @@ def measure_run(
 def _complete(stream: _Stream) -> bool:
     """True for a whole answer; raises for a cut stream or one without any token."""
     if not stream.done and stream.finish_reason is None:
-        raise _StreamFailure(ErrorKind.STREAM_CUT, "stream cut: ended without finish_reason or [DONE]", stream.tail())
+        raise _StreamFailure(ErrorKind.STREAM_CUT, "stream cut: ended without finish_reason or [DONE]")
     if not stream.token_ns:
-        raise _StreamFailure(ErrorKind.NO_TOKENS, "the stream finished without any token", stream.tail())
+        raise _StreamFailure(ErrorKind.NO_TOKENS, "the stream finished without any token")
     return True
 
 
@@ -484,10 +507,11 @@ def _fill(
     result.server_timings = stream.server
     result.n_token_events = len(stream.token_ns)
     result.n_chunks = stream.n_chunks
-    result.n_reads = stream.n_reads
+    result.n_reads = len(stream.reads)
     result.stream_ms = _ms(t_end - t_send) if t_end > t_send else None
     if stream.n_chunks:
-        result.client_overhead_us_per_chunk = stream.overhead_ns / stream.n_chunks / 1000.0
+        result.client_overhead_us_per_chunk = stream.loop_ns / stream.n_chunks / 1000.0
+        result.parse_us_per_chunk = stream.parse_ns / stream.n_chunks / 1000.0
     generated = result.reasoning + result.text + "".join(c["name"] + c["arguments"] for c in result.tool_calls)
     result.n_out, result.n_out_source = output_tokens(stream.usage, stream.server, generated, count_tokens)
     result.n_prompt, result.n_prompt_cached, result.n_prompt_source = prompt_tokens(

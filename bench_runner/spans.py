@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 from urllib.parse import urlparse
 
+from bench_runner.client import RunResult
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
@@ -110,29 +111,28 @@ class BenchSpans:
         return {"exported": self._exporter.exported, "failures": self._exporter.failures}
 
 
-def record_run(span: Span, run: Any) -> None:
-    """Put one measured run on its chat span (``run`` is a client RunResult)."""
+def record_run(span: Span, run: RunResult) -> None:
+    """Put one measured run on its chat span."""
     if not span.is_recording():
         return
-    get = lambda name: getattr(run, name, None)  # noqa: E731 - the client's dataclass, read defensively
-    if get("response_model"):
-        span.set_attribute("gen_ai.response.model", get("response_model"))
-    if get("finish_reason"):
-        span.set_attribute("gen_ai.response.finish_reasons", [get("finish_reason")])
-    if get("prompt_tokens") is not None:
-        span.set_attribute("gen_ai.usage.input_tokens", int(get("prompt_tokens")))
-    if get("output_tokens") is not None:
-        span.set_attribute("gen_ai.usage.output_tokens", int(get("output_tokens")))
-    if get("ttft_ms") is not None:
-        span.set_attribute("gen_ai.server.time_to_first_token", get("ttft_ms") / 1000)
+    if run.model:
+        span.set_attribute("gen_ai.response.model", run.model)
+    if run.finish_reason:
+        span.set_attribute("gen_ai.response.finish_reasons", [run.finish_reason])
+    if run.n_prompt is not None:  # gross: the cached part is input too (GenAI convention)
+        span.set_attribute("gen_ai.usage.input_tokens", int(run.n_prompt + (run.n_prompt_cached or 0)))
+    if run.n_out is not None:
+        span.set_attribute("gen_ai.usage.output_tokens", int(run.n_out))
+    if run.ttft_ms is not None:
+        span.set_attribute("gen_ai.server.time_to_first_token", run.ttft_ms / 1000)
+    span.set_attribute("bench.token_source", str(run.n_out_source))
     for name in ("ttft_ms", "ttfo_ms", "e2e_ms", "decode_tps", "prefill_tps", "server_decode_tps", "server_prefill_tps"):
-        if get(name) is not None:
-            span.set_attribute(f"bench.{name}", float(get(name)))
-    if get("token_source"):
-        span.set_attribute("bench.token_source", get("token_source"))
-    if not get("ok"):
-        span.set_status(Status(StatusCode.ERROR, str(get("error") or "run failed")))
-        span.set_attribute("error.type", str(get("error_kind") or "bench_run_failed"))
+        value = getattr(run, name)
+        if value is not None:
+            span.set_attribute(f"bench.{name}", float(value))
+    if not run.ok:
+        span.set_status(Status(StatusCode.ERROR, str(run.error or "run failed")))
+        span.set_attribute("error.type", str(run.error_kind or "bench_run_failed"))
 
 
 def record_test(span: Span, name: str, category: str, passed: bool, reason: str) -> None:

@@ -80,18 +80,20 @@ def run_case(
     client: httpx.Client,
     api_key: str | None,
     on_run: Callable[[RunResult], None] = lambda r: None,
+    count_tokens: Callable[[str], int | None] | None = None,
 ) -> CaseResult:
     results: list[RunResult] = []
     for i in range(warmup + runs):
         with spans.chat(model, base_url, provider, case=case.name) as span:
             if i < warmup:
                 span.set_attribute("bench.warmup", True)
-            run = measure_run(base_url, model, case.prompt, max_tokens=case.max_tokens, client=client, api_key=api_key)
+            run = measure_run(base_url, model, case.prompt, max_tokens=case.max_tokens, client=client, api_key=api_key,
+                              count_tokens=count_tokens)
             record_run(span, run)
         if i >= warmup:
             results.append(run)
         on_run(run)
-        if not run.ok and run.error_kind in ("connect", "server_down"):
+        if not run.ok and run.error_kind == "connect":
             break  # a dead server will not come back within this case
     return CaseResult(case, results, warmup)
 

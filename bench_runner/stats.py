@@ -18,7 +18,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
 FORMULAS: dict[str, str] = {
-    "clock": "time.perf_counter_ns, read once per network read; send = just before the request is written",
+    "clock": "time.perf_counter_ns, stamped as each network read returns; send = the request starts "
+    "to be written (httpcore trace http11.send_request_headers.started), after any TCP connect",
     "token_event": "a stream chunk with non-empty content, reasoning (reasoning_content|reasoning), "
     "tool_calls or text; a role-only chunk is not one",
     "ttft_ms": "first token event - send",
@@ -38,12 +39,16 @@ FORMULAS: dict[str, str] = {
     "server_decode_tps": "the server's own figure: llama.cpp timings.predicted_per_second, "
     "LM Studio stats.tokens_per_second, Ollama eval_count / eval_duration",
     "server_prefill_tps": "llama.cpp timings.prompt_per_second, Ollama prompt_eval_count / prompt_eval_duration",
+    "connect_ms": "TCP connect when the run opened a connection; before send, so outside TTFT",
+    "client_overhead_us_per_chunk": "the read loop's own time while streaming (stamp and store a read) / chunks",
+    "parse_us_per_chunk": "SSE + JSON parse time, done after the stream ended / chunks",
     "n": "number of values (successful runs only)",
     "mean": "sum(x) / n",
     "median": "p50",
     "sd": "sample standard deviation: sqrt(sum((x - mean)^2) / (n - 1))",
     "cv": "sd / mean",
-    "p": "linear interpolation (type 7): h = (n - 1) * q; x[floor(h)] + (h - floor(h)) * (x[floor(h)+1] - x[floor(h)])",
+    "p": "linear interpolation (type 7) on sorted x: h = (n - 1) * q, i = floor(h); "
+    "x[i] + (h - i) * (x[i + 1] - x[i])",
     "min": "smallest value",
     "max": "largest value",
     "ci95": "mean -/+ t(0.975, n - 1) * sd / sqrt(n), t from a table interpolated in 1/df",

@@ -152,7 +152,8 @@ def s_timings(out: Out, p: dict[str, float]) -> None:
 def s_lmstudio(out: Out, p: dict[str, float]) -> None:
     out.start()
     _words(out)
-    stats = {"tokens_per_second": 42.0, "time_to_first_token": 0.25, "generation_time": 0.05, "stop_reason": "eosFound"}
+    stats = {"tokens_per_second": 42.0, "time_to_first_token": 0.25, "generation_time": 0.05,
+             "stop_reason": "eosFound"}  # fmt: skip
     out.send(sse(chunk({}, "stop", stats=stats)))
     out.send(DONE)
     out.end()
@@ -230,7 +231,7 @@ def s_http500(out: Out, p: dict[str, float]) -> None:
 def s_garbage(out: Out, p: dict[str, float]) -> None:
     out.start()
     out.send(content("Hello"), token=True)
-    out.send(b"data: {not json at all <html>\n\n")
+    out.send(b"data: [1, 2]\n\n" if p.get("shape") else b"data: {not json at all <html>\n\n")
     out.send(content(" world"), token=True)
     out.send(STOP)
     out.send(DONE)
@@ -263,8 +264,8 @@ def s_empty(out: Out, p: dict[str, float]) -> None:
 
 def s_json(out: Out, p: dict[str, float]) -> None:
     """A server that ignored ``stream: true`` and answered one JSON body."""
-    body = json.dumps({"id": "x", "object": "chat.completion", "model": MODEL, "choices": [
-        {"index": 0, "message": {"role": "assistant", "content": "Hello"}, "finish_reason": "stop"}]}).encode()  # fmt: skip
+    choice = {"index": 0, "message": {"role": "assistant", "content": "Hello"}, "finish_reason": "stop"}
+    body = json.dumps({"id": "x", "object": "chat.completion", "model": MODEL, "choices": [choice]}).encode()
     out.h.send_response(200)
     out.h.send_header("Content-Type", "application/json")
     out.h.send_header("Content-Length", str(len(body)))
@@ -377,7 +378,9 @@ class StubServer:
         self._thread.start()
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join()

@@ -55,6 +55,7 @@ def run(stub: StubServer, script: str, **params: float) -> RunResult:
         ("cut", {"quiet": 1}, ErrorKind.STREAM_CUT, '"content":" wor"'),  # close-delimited: ends quietly
         ("http500", {}, ErrorKind.HTTP_STATUS, "model crashed: out of memory"),
         ("garbage", {}, ErrorKind.BAD_CHUNK, "data: {not json at all <html>"),
+        ("garbage", {"shape": 1}, ErrorKind.BAD_CHUNK, "data: [1, 2]"),  # JSON, not a chunk
         ("error", {}, ErrorKind.SERVER_ERROR, "context size exceeded"),
         ("json", {}, ErrorKind.BAD_CHUNK, '"object": "chat.completion"'),
         ("empty", {}, ErrorKind.NO_TOKENS, '"finish_reason":"stop"'),
@@ -302,6 +303,7 @@ def test_paced_stream_is_measured_within_tolerance(stub: StubServer) -> None:
         assert (result.n_out, result.n_out_source) == (n, TokenSource.USAGE)
         assert result.ttft_ms is not None and result.ttft_ms >= ttft_ms  # exact: nothing comes early
         assert result.client_overhead_us_per_chunk is not None and result.client_overhead_us_per_chunk > 0
+        assert result.parse_us_per_chunk is not None and result.parse_us_per_chunk > 0
     # A preempted thread on a loaded 2-core machine only ever adds delay, so a systematic
     # error fails every run while noise rarely spoils all three.
     assert any(_within_tolerance(r, ttft_ms, rate) for r in results), [(r.ttft_ms, r.decode_tps) for r in results]
@@ -311,6 +313,15 @@ def test_shared_client_reuses_one_connection(stub: StubServer) -> None:
     with httpx.Client(trust_env=False) as client:
         results = [measure_run(stub.base_url("usage"), "m", "hi", client=client) for _ in range(3)]
     assert all(r.ok for r in results)
+    # Only the first run paid for a TCP connect, and it is kept out of its TTFT.
+    assert [r.connect_ms is not None for r in results] == [True, False, False]
+
+
+def test_send_is_stamped_as_the_request_is_written(stub: StubServer) -> None:
+    result = run(stub, "normal")
+    arrival = stub.last_trace["t_received_ns"]
+    assert result.t_send_ns <= arrival  # one clock for both: the stub shares CLOCK_MONOTONIC
+    assert result.ttft_ms is not None and result.t_send_ns + result.ttft_ms * 1e6 >= arrival
 
 
 # -- statistics --------------------------------------------------------------------------------
