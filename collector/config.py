@@ -30,7 +30,7 @@ DEFAULT_MAX_INFLIGHT = 64
 DEFAULT_RETRY_AFTER_S = 1
 DEFAULT_FLUSH_INTERVAL_S = 1.0
 DEFAULT_FLUSH_MAX_ROWS = 200_000
-DEFAULT_ROW_GROUP_MIB = 16
+DEFAULT_MAX_BATCH_MIB = 8
 DEFAULT_DEDUPE_WINDOW = 500_000
 DEFAULT_FLUSH_WORKERS = 2
 DEFAULT_COMPACT_MIN_FILES = 8
@@ -95,7 +95,7 @@ class Receivers(_Strict):
 class Flush(_Strict):
     interval_s: float = Field(DEFAULT_FLUSH_INTERVAL_S, gt=0)
     max_rows: int = Field(DEFAULT_FLUSH_MAX_ROWS, gt=0)
-    row_group_mib: int = Field(DEFAULT_ROW_GROUP_MIB, gt=0)
+    max_batch_mib: int = Field(DEFAULT_MAX_BATCH_MIB, gt=0)
 
 
 class Compaction(_Strict):

@@ -126,7 +126,7 @@ class Flusher:
         )
         flush = parquet.flush if parquet else None
         self.max_rows = flush.max_rows if flush else 1
-        self.max_bytes = (flush.row_group_mib << 20) if flush else 1
+        self.max_bytes = (flush.max_batch_mib << 20) if flush else 1
         self.interval = flush.interval_s if flush else 0.1
         self.checkpoint = start
         self._last_compaction = time.monotonic()

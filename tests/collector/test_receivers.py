@@ -192,7 +192,7 @@ def test_auth_keys_and_owner(make_collector):
 
 def test_backpressure_503_with_retry_after(make_collector):
     # the flusher is told to wait an hour, so the WAL fills past its 1 MiB bound
-    c = make_collector(parquet={"flush": {"interval_s": 3600, "max_rows": 10_000_000, "row_group_mib": 1024}},
+    c = make_collector(parquet={"flush": {"interval_s": 3600, "max_rows": 10_000_000, "max_batch_mib": 1024}},
                        service={"limits": {"max_unflushed_mib": 1, "retry_after_s": 7}})
     url = f"http://127.0.0.1:{c.http_port}/v1/traces"
     rng = random.Random(7)
@@ -265,7 +265,7 @@ def test_otlp_metrics_stored_raw(collector):
 
 
 def test_graceful_stop_flushes_everything(make_collector):
-    c = make_collector(parquet={"flush": {"interval_s": 3600, "max_rows": 10_000_000, "row_group_mib": 1024}})
+    c = make_collector(parquet={"flush": {"interval_s": 3600, "max_rows": 10_000_000, "max_batch_mib": 1024}})
     url = f"http://127.0.0.1:{c.http_port}/v1/traces"
     for i in range(5):
         assert httpx.post(url, content=agent_request(random.Random(i), 50).SerializeToString(), headers=PB).status_code == 200
