@@ -160,7 +160,7 @@ class Flusher:
 
     def _flush(self, end: int) -> None:
         started = time.perf_counter()
-        if self.sink is not None and self.sink.rows:
+        if self.sink is not None and self.sink.pending:
             counts = self.sink.flush(batch_id(self.checkpoint, self.worker))
             self.state.add("flushed_spans", counts["traces"])
             self.state.add("flushed_logs", counts["logs"])

@@ -9,12 +9,15 @@ batches to ``storage.lake``, the only module that writes Parquet.
 from __future__ import annotations
 
 from collections import deque
-from typing import Callable
+from typing import Any, Callable
+
+import pyarrow as pa
 
 from collector import normalize
 from collector.encoding import REQUEST_TYPES
+from collector.normalize_arrow import normalize_traces_arrow
 from storage.lake import Lake
-from storage.schema import TABLE_FOR_SIGNAL
+from storage.schema import SPANS, TABLE_FOR_SIGNAL
 
 _NORMALIZERS: dict[str, Callable] = {
     "traces": normalize.normalize_traces,
@@ -56,11 +59,18 @@ class ParquetSink:
         self.signals = signals
         self.recent = RecentKeys(dedupe_window)
         self._columns: dict[str, dict[str, list]] = {}
+        # traces are normalized a whole batch at a time (collector.normalize_arrow)
+        self._trace_payloads: list[bytes] = []
+        self._trace_owners: list[str | None] = []
         self.rows = 0
         self.payload_bytes = 0
         self.counts = {"traces": 0, "logs": 0, "metrics": 0}
         self.duplicates = 0
         self.undecodable = 0
+
+    @property
+    def pending(self) -> bool:
+        return bool(self.rows or self._trace_payloads)
 
     def remember_stored(self, keys: list[tuple]) -> None:
         for trace_id, span_id in keys:
@@ -69,6 +79,11 @@ class ParquetSink:
     def add(self, signal: str, owner: str | None, payload: bytes) -> None:
         if signal not in self.signals:
             return
+        if signal == "traces":
+            self._trace_payloads.append(payload)
+            self._trace_owners.append(owner)
+            self.payload_bytes += len(payload)
+            return
         request = REQUEST_TYPES[signal]()
         try:
             request.ParseFromString(payload)
@@ -76,8 +91,6 @@ class ParquetSink:
             self.undecodable += 1
             return
         cols = _NORMALIZERS[signal](request, owner)
-        if signal == "traces":
-            cols = self._drop_duplicates(cols)
         n = len(next(iter(cols.values()))) if cols else 0
         if not n:
             return
@@ -92,27 +105,47 @@ class ParquetSink:
         self.payload_bytes += len(payload)
         self.counts[signal] += n
 
-    def _drop_duplicates(self, cols: dict[str, list]) -> dict[str, list]:
+    def _spans(self) -> pa.Table | None:
+        """The buffered trace requests as one spans table, spans already stored dropped."""
+        if not self._trace_payloads:
+            return None
+        try:
+            table = normalize_traces_arrow(self._trace_payloads, self._trace_owners)
+        except ValueError:  # a payload the columnar decoder refuses: the reference, request by request
+            parts = []
+            for payload, owner in zip(self._trace_payloads, self._trace_owners):
+                request = REQUEST_TYPES["traces"]()
+                try:
+                    request.ParseFromString(payload)
+                except Exception:
+                    self.undecodable += 1
+                    continue
+                parts.append(pa.Table.from_pydict(normalize.normalize_traces(request, owner), schema=SPANS.schema))
+            table = pa.concat_tables(parts) if parts else SPANS.schema.empty_table()
         recent = self.recent
         keep = []
-        dup = False
-        for i, key in enumerate(map(span_key, cols["trace_id"], cols["span_id"])):
+        for i, key in enumerate(map(span_key, table.column("trace_id").to_pylist(), table.column("span_id").to_pylist())):
             if key in recent:
-                dup = True
                 continue
             recent.add(key)
             keep.append(i)
-        if not dup:
-            return cols
-        self.duplicates += len(cols["trace_id"]) - len(keep)
-        return {k: [v[i] for i in keep] for k, v in cols.items()}
+        if len(keep) < table.num_rows:
+            self.duplicates += table.num_rows - len(keep)
+            table = table.take(pa.array(keep, pa.int64()))
+        return table
 
     def flush(self, batch_id: str) -> dict[str, int]:
         """Write everything buffered as one batch; returns the item counts written."""
-        if self._columns:
-            self.lake.write_batch(batch_id, self._columns)
+        spans = self._spans()
+        tables: dict[str, Any] = dict(self._columns)
+        if spans is not None and spans.num_rows:
+            tables["spans"] = {name: spans.column(name) for name in spans.column_names}
+            self.counts["traces"] += spans.num_rows
+        if tables:
+            self.lake.write_batch(batch_id, tables)
         counts = self.counts
         self._columns = {}
+        self._trace_payloads, self._trace_owners = [], []
         self.rows = self.payload_bytes = 0
         self.counts = {"traces": 0, "logs": 0, "metrics": 0}
         return counts
