@@ -13,6 +13,10 @@ fsynced, renamed, then the folder fsynced. Hidden and ``_`` names are skipped by
 DuckDB's ``*.parquet`` glob, by ``pyarrow.dataset`` and by polars, so readers never
 see half a file. ``batch_id`` is the collector's fixed-width checkpoint position, so
 "newer than the checkpoint" is a plain string comparison on file names.
+
+Derived columns (``Table.derived``): ``spans.resolved_agent`` is filled here, not by the
+producer — by ``write_batch`` where the batch alone decides it, and by ``compact`` from
+the whole lake (see ``_resolve_agents`` and ``queries.compact_spans_sql``).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from storage import queries
-from storage.schema import PARTITION_COLUMN, SCHEMA_VERSION, TABLES, Table
+from storage.schema import PARTITION_COLUMN, SCHEMA_VERSION, SPANS, TABLES, Table
 
 SEED_DATE = "1970-01-01"
 SEED_NAME = "seed.parquet"
@@ -102,15 +106,16 @@ class Lake:
             seed_dir.mkdir(parents=True, exist_ok=True)
             seed = seed_dir / SEED_NAME
             # Rewrite the seed when the schema grew, so union_by_name sees every column.
-            if not seed.exists() or not pq.read_schema(seed).equals(t.schema):
-                _write_atomic(t.schema.empty_table(), seed, t)
+            if not seed.exists() or not pq.read_schema(seed).equals(t.stored_schema):
+                _write_atomic(t.stored_schema.empty_table(), seed, t)
                 _fsync_dir(seed_dir)
             self._recover(t)
         body = {
             "schema_version": SCHEMA_VERSION,
             "partitioning": f"hive: {PARTITION_COLUMN}=YYYY-MM-DD (UTC date of the time column)",
             "tables": {
-                t.name: {"time_column": t.time_column, "key": list(t.key)} for t in TABLES.values()
+                t.name: {"time_column": t.time_column, "key": list(t.key), "derived": t.derived.names}
+                for t in TABLES.values()
             },
         }
         text = json.dumps(body, indent=2) + "\n"
@@ -134,7 +139,11 @@ class Lake:
 
     # ------------------------------------------------------------------ writes
     def write_batch(self, batch_id: str, tables: Mapping[str, Mapping[str, Sequence[Any]]]) -> list[Path]:
-        """Write one flush: each table's rows split by the UTC date of its time column."""
+        """Write one flush: each table's rows split by the UTC date of its time column.
+
+        ``tables[name]`` holds exactly the table's ``columns``; its derived columns may be
+        left out (they are computed here; non-null values given for them are kept).
+        """
         _check_batch_id(batch_id)
         written: list[Path] = []
         dirs: set[Path] = set()
@@ -143,6 +152,8 @@ class Lake:
             data = _to_arrow(t, columns)
             if data.num_rows == 0:
                 continue
+            if t is SPANS:
+                data = _resolve_agents(data)
             for n, (day, rows) in enumerate(_split_by_date(data, t.time_column)):
                 folder = self.table_dir(t.name) / f"{PARTITION_COLUMN}={day}"
                 folder.mkdir(parents=True, exist_ok=True)
@@ -210,18 +221,28 @@ class Lake:
         Outputs are sorted by ``SORT_KEYS`` across the whole partition. Memory stays bounded:
         DuckDB finds duplicates on the key columns and sorts within ``_COMPACT_MEMORY``
         (spilling to ``<root>/_tmp``), and rows stream out one row group at a time.
+        Spans get ``resolved_agent`` filled from their parents anywhere in the lake
+        (``queries.compact_spans_sql``). A file written by an older schema version is
+        merged whatever its size and however few files its partition has, so it is
+        rewritten once with every column.
         """
         _check_batch_id(below_batch_id)
         t = _table(table)
         self._recover(t)
         merged = 0
         for part in self._partitions(t):
-            inputs = [
-                f
-                for f in sorted(filter(None, map(DataFile.parse, part.glob("*.parquet"))))
-                if f.batch_id < below_batch_id and pq.ParquetFile(f.path).metadata.num_rows < target_rows
-            ]
-            if len(inputs) >= max(min_files, 2):
+            inputs, outdated = [], False
+            for f in sorted(filter(None, map(DataFile.parse, part.glob("*.parquet")))):
+                if f.batch_id >= below_batch_id:
+                    continue
+                pf = pq.ParquetFile(f.path)
+                old = not set(t.stored_columns) <= set(pf.schema_arrow.names)
+                if old or pf.metadata.num_rows < target_rows:
+                    inputs.append(f)
+                    outdated |= old
+            # A file from an older schema version is rewritten whatever its size, once:
+            # afterwards it carries every column, derived ones filled.
+            if inputs and (outdated or len(inputs) >= max(min_files, 2)):
                 self._compact_partition(t, part, inputs, target_rows)
                 merged += len(inputs)
         return merged
@@ -269,14 +290,22 @@ class Lake:
         tmp_dir.mkdir(exist_ok=True)
         config = {"memory_limit": _COMPACT_MEMORY, "temp_directory": str(tmp_dir)}
         present = set().union(*(pq.read_schema(f.path).names for f in inputs))
-        sql = queries.compact_sql([c for c in t.columns if c in present], t.key, SORT_KEYS.get(t.name, ()))
+        columns = [c for c in t.stored_columns if c in present]
+        params: dict[str, Any] = {"files": [str(f.path) for f in inputs]}
+        if t is SPANS:
+            # parents anywhere in the lake that name an agent; any parent in this partition
+            sql = queries.compact_spans_sql(columns, t.key, SORT_KEYS[t.name])
+            params["lake"] = queries.table_glob(self.root, t.name)
+            params["partition"] = str(outputs[0].parent / "*.parquet")
+        else:
+            sql = queries.compact_sql(columns, t.key, SORT_KEYS.get(t.name, ()))
         out = _RollingWriter(t, outputs, target_rows)
         try:
             with duckdb.connect(":memory:", config=config) as con:
                 con.execute(queries.DISABLE_PROGRESS_BAR)  # it would draw on the collector's stdout
-                result = con.sql(sql, params={"files": [str(f.path) for f in inputs]})
+                result = con.sql(sql, params=params)
                 for batch in result.to_arrow_reader(16_384):
-                    out.write(_conform(batch, t.schema))
+                    out.write(_conform(batch, t.stored_schema))
         finally:
             out.close()
         return out.written
@@ -323,21 +352,54 @@ def _check_batch_id(batch_id: str) -> None:
 
 
 def _to_arrow(t: Table, columns: Mapping[str, Sequence[Any]]) -> pa.Table:
-    """Exactly the table's schema: a missing or unknown column is a programming error, named."""
-    unknown = set(columns) - set(t.columns)
+    """The table's stored schema: a missing or unknown column is a programming error, named;
+    a derived column left out is all NULL (for ``_resolve_agents`` to fill)."""
+    unknown = set(columns) - set(t.stored_columns)
     missing = set(t.columns) - set(columns)
     if unknown or missing:
         raise LakeError(
             f"table {t.name}: unknown columns {sorted(unknown)}, missing columns {sorted(missing)}"
         )
+    n = len(columns[t.columns[0]])
     arrays = []
-    for f in t.schema:
-        values = columns[f.name]
-        if isinstance(values, (pa.Array, pa.ChunkedArray)):
+    for f in t.stored_schema:
+        values = columns.get(f.name)
+        if values is None:  # a derived column the producer left to us
+            arrays.append(pa.nulls(n, f.type))
+        elif isinstance(values, (pa.Array, pa.ChunkedArray)):
             arrays.append(values if values.type == f.type else values.cast(f.type))
         else:  # lists, numpy arrays: timestamps as int microseconds convert directly
             arrays.append(pa.array(values, type=f.type))
-    return pa.Table.from_arrays(arrays, schema=t.schema)
+    return pa.Table.from_arrays(arrays, schema=t.stored_schema)
+
+
+def _resolve_agents(data: pa.Table) -> pa.Table:
+    """Fill ``resolved_agent`` where this batch alone decides it (the rule: storage.schema).
+
+    A span naming its agent resolves to it, a root to its service; a span whose parent
+    is in the batch to the parent's agent_name, else its own service. Spans whose parent
+    is elsewhere stay NULL for compaction (exporters send children before their parent,
+    so for long agent runs that is most calls). Values already given are kept.
+    """
+    col = data.schema.get_field_index("resolved_agent")
+    agent, parent = data.column("agent_name"), data.column("parent_span_id")
+    service = data.column("service_name")
+    root_service = pc.if_else(pc.is_null(parent), service, pa.scalar(None, pa.string()))
+    known = pc.coalesce(data.column(col), agent, root_service)
+    need = pc.is_null(known)
+    if pc.any(need).as_py():
+        # "trace/span" keys: ids are hex, so the separator keeps the pair unambiguous
+        trace = data.column("trace_id")
+        keys = pc.binary_join_element_wise(trace, data.column("span_id"), "/")
+        named = pc.is_valid(agent)
+        wanted = pc.binary_join_element_wise(trace.filter(need), parent.filter(need), "/")
+        at = pc.index_in(wanted, value_set=keys.filter(named).combine_chunks())
+        from_parent = agent.filter(named).combine_chunks().take(at)
+        found = pc.is_in(wanted, value_set=keys.combine_chunks())
+        fallback = pc.if_else(found, service.filter(need), pa.scalar(None, pa.string()))
+        filled = pc.coalesce(from_parent, fallback)
+        known = pc.replace_with_mask(known.combine_chunks(), need.combine_chunks(), filled.combine_chunks())
+    return data.set_column(col, data.schema.field(col), known)
 
 
 def _split_by_date(data: pa.Table, time_column: str) -> Iterable[tuple[str, pa.Table]]:
@@ -368,7 +430,7 @@ def _conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
 
 def _write_options(t: Table) -> dict[str, Any]:
     plain = _NO_DICTIONARY.get(t.name, frozenset())
-    return {"compression": COMPRESSION, "use_dictionary": [c for c in t.columns if c not in plain]}
+    return {"compression": COMPRESSION, "use_dictionary": [c for c in t.stored_columns if c not in plain]}
 
 
 class _RollingWriter:
@@ -405,12 +467,12 @@ class _RollingWriter:
     def _next_file(self) -> None:
         self.close()
         self.written.append(self.outputs[len(self.written)])
-        self._writer = pq.ParquetWriter(_temp_name(self.written[-1]), self.t.schema, **_write_options(self.t))
+        self._writer = pq.ParquetWriter(_temp_name(self.written[-1]), self.t.stored_schema, **_write_options(self.t))
         self._rows_in_file = 0
 
     def _flush(self) -> None:
         if self._buffer and self._writer is not None:
-            table = pa.Table.from_batches(self._buffer, self.t.schema)
+            table = pa.Table.from_batches(self._buffer, self.t.stored_schema)
             self._writer.write_table(table, row_group_size=ROW_GROUP_ROWS)
         self._buffer, self._buffered_rows, self._buffered_bytes = [], 0, 0
 

@@ -10,17 +10,22 @@ Views (documented column by column in docs/schema.md):
 - ``spans``, ``logs``, ``metrics``: the lake tables as stored, plus the ``date`` partition.
 - ``span_messages``: GenAI message *events* (log rows) folded into one row per span —
   the one place that decides how log events become a call's input/output messages.
-- ``span_agents``: spans that name an agent, for "which agent made this call".
+- ``span_agents``: spans that name an agent, by key.
 - ``llm_calls``, ``tool_calls``: one row per llm / tool span, with its agent resolved.
 - ``agent_runs``: one row per trace that did any llm, agent or tool work.
 
-Cost notes (measured with benchmarks/query.py; duckdb 2.0.1): every llm_calls /
-tool_calls query runs the joins below — DuckDB drops an unused LEFT JOIN only when its
-grouped side is unfiltered, and only one per query. They join on the plain
-(trace_id, span_id) strings: as fast as a 64-bit hash key on a whole-lake aggregate, and
-a ``WHERE trace_id = ?`` then reaches both sides of the join (a hash key stops it, and a
-one-trace query would aggregate every log event). The lake sorts rows by span_type, so
-the ``span_type = ...`` filters skip whole row groups.
+Cost notes (measured with benchmarks/query.py; duckdb 2.0.1). A call's agent is
+``spans.resolved_agent``, which the lake fills when it writes and compacts; only rows it
+could not resolve yet take the *unresolved* branch, which joins them to their parents
+(see ``_agent_ctes``). After compaction that branch holds a handful of rows, so
+``SELECT agent, count(*) FROM llm_calls GROUP BY agent`` is one scan of the llm rows.
+Messages from log events come through one LEFT JOIN on a key that is NULL for rows
+carrying their own messages; DuckDB drops that join when no message column is used,
+which it does only while no filter is pushed into the scan on its grouped side
+(``span_messages`` says how). Joins use the plain (trace_id, span_id) strings, so a
+``WHERE trace_id = ?`` reaches every side of them. The lake sorts rows by span_type,
+so the ``span_type = ...`` filters skip whole row groups, and ``resolved_agent IS NULL``
+skips every row group of a compacted file.
 """
 
 from __future__ import annotations
@@ -82,6 +87,11 @@ def span_messages_sql(lake_root: str | Path) -> str:
     - otherwise the ``input`` (resp. ``output``) events' message arrays are concatenated
       in event time order (ties: file, then row order — the order they were received).
     Malformed JSON is skipped rather than failing every query that touches the view.
+
+    The message directions are picked by a SEMI JOIN, not ``IN (...)``: a filter pushed
+    into this scan would stop DuckDB from dropping llm_calls' join when no message column
+    is used, and the join still pushes the directions into the scan at run time, so row
+    groups of other log records are skipped all the same.
     """
     order = "time, filename, file_row_number"
 
@@ -103,58 +113,90 @@ SELECT
     coalesce({detail('input')}, {concat('input')}) AS input_messages,
     coalesce({detail('output')}, {concat('output')}) AS output_messages
 FROM {read_table_sql(lake_root, 'logs', row_numbers=True)} AS l
-WHERE l.message_direction IN ('input', 'output', 'details') AND l.messages IS NOT NULL
-  AND l.trace_id IS NOT NULL AND l.span_id IS NOT NULL
+SEMI JOIN (VALUES ('input'), ('output'), ('details')) AS d(direction) ON l.message_direction = d.direction
+WHERE l.messages IS NOT NULL AND l.trace_id IS NOT NULL AND l.span_id IS NOT NULL
 GROUP BY l.trace_id, l.span_id"""
 
 
 # --------------------------------------------------------------------------- agents
-# Which agent made a call. A recursive walk up the span tree costs seconds at 10M spans,
-# so one level only: the span's own agent_name (gen_ai.agent.name on the call itself);
-# else its direct parent's — an invoke_agent span, or a GenAI trace's root, which
-# collector.normalize names after service.name; else the span's own service.name.
+# Which agent made a call (storage.schema, resolved_agent): the span's own agent_name
+# (gen_ai.agent.name on the call itself); else its direct parent's — an invoke_agent
+# span, or a GenAI trace's root, which collector.normalize names after service.name;
+# else the span's own service.name. One level only: a recursive walk up the span tree
+# costs seconds at 10M spans.
 SPAN_AGENTS_SQL = """CREATE OR REPLACE VIEW span_agents AS
 SELECT a.trace_id, a.span_id, any_value(a.agent_name) AS agent_name
 FROM spans AS a
 WHERE a.agent_name IS NOT NULL
--- one row per span even if it was stored twice, so the join never duplicates a call
+-- one row per span even if it was stored twice, so a join never duplicates a call
 GROUP BY a.trace_id, a.span_id"""
 
-# `s` is the span; `pa` is span_agents joined by _AGENT_JOIN.
-AGENT_EXPR = "coalesce(s.agent_name, pa.agent_name, s.service_name)"
-# span_id alone is not unique: test and demo data reuse span ids across traces.
-_AGENT_JOIN = "LEFT JOIN span_agents AS pa ON pa.trace_id = s.trace_id AND pa.span_id = s.parent_span_id"
+
+def _agent_ctes(span_type: str, extra: str = "") -> str:
+    """CTEs ending in ``calls``: every ``span_type`` span, ``agent`` resolved (the rule above).
+
+    Resolved rows (``resolved_agent`` set by the lake) need no join. The rest —
+    ``unresolved``: written before their parent, not compacted since — look their parent
+    up in ``parents``, which aggregates only those parents: aggregating every agent span
+    of the lake would cost more than the whole scan. ``extra``: more columns for both
+    branches, each ``, <expr> AS <name>`` over ``s``.
+    """
+    return f"""unresolved AS NOT MATERIALIZED (
+    SELECT * FROM spans AS s WHERE s.span_type = '{span_type}' AND s.resolved_agent IS NULL
+),
+parents AS (
+    SELECT a.trace_id, a.span_id, any_value(a.agent_name) AS agent_name
+    FROM spans AS a
+    -- an inner join, not a semi join: a trace_id filter then reaches both sides
+    JOIN (SELECT DISTINCT trace_id, parent_span_id FROM unresolved) AS u
+      ON a.trace_id = u.trace_id AND a.span_id = u.parent_span_id
+    WHERE a.agent_name IS NOT NULL
+    -- one row per span even if it was stored twice, so the join never duplicates a call
+    GROUP BY a.trace_id, a.span_id
+),
+calls AS (
+    SELECT s.*, s.resolved_agent AS agent{extra}
+    FROM spans AS s
+    WHERE s.span_type = '{span_type}' AND s.resolved_agent IS NOT NULL
+    UNION ALL
+    SELECT s.*, coalesce(s.agent_name, p.agent_name, s.service_name) AS agent{extra}
+    FROM unresolved AS s
+    -- span_id alone is not unique: test and demo data reuse span ids across traces
+    LEFT JOIN parents AS p ON p.trace_id = s.trace_id AND p.span_id = s.parent_span_id
+)"""
+
+
+# The span's key into span_messages: NULL (no join work) when it carries both sides itself.
+_LOG_SPAN = ", CASE WHEN s.input_messages IS NULL OR s.output_messages IS NULL THEN s.span_id END AS log_span"
 
 
 def llm_calls_sql() -> str:
     return f"""CREATE OR REPLACE VIEW llm_calls AS
+WITH {_agent_ctes('llm', _LOG_SPAN)}
 SELECT
-    s.trace_id, s.span_id, s.parent_span_id, s.start_time, s.duration_ms,
-    {AGENT_EXPR} AS agent,
-    s.operation, s.provider, s.request_model, s.response_model,
-    s.input_tokens, s.output_tokens, s.total_tokens, s.cache_read_tokens, s.reasoning_tokens,
-    s.cost_usd, s.cost_source, s.ttft_ms, s.finish_reasons, s.status_code, s.error_message,
+    c.trace_id, c.span_id, c.parent_span_id, c.start_time, c.duration_ms,
+    c.agent,
+    c.operation, c.provider, c.request_model, c.response_model,
+    c.input_tokens, c.output_tokens, c.total_tokens, c.cache_read_tokens, c.reasoning_tokens,
+    c.cost_usd, c.cost_source, c.ttft_ms, c.finish_reasons, c.status_code, c.error_message,
     -- span attributes win; log events only fill in what the span lacks
-    coalesce(s.input_messages, m.input_messages) AS input_messages,
-    coalesce(s.output_messages, m.output_messages) AS output_messages,
-    s.owner, s.service_name, s.date
-FROM spans AS s
-{_AGENT_JOIN}
-LEFT JOIN span_messages AS m ON m.trace_id = s.trace_id AND m.span_id = s.span_id
-WHERE s.span_type = 'llm'"""
+    coalesce(c.input_messages, m.input_messages) AS input_messages,
+    coalesce(c.output_messages, m.output_messages) AS output_messages,
+    c.owner, c.service_name, c.date
+FROM calls AS c
+LEFT JOIN span_messages AS m ON m.trace_id = c.trace_id AND m.span_id = c.log_span"""
 
 
 def tool_calls_sql() -> str:
     return f"""CREATE OR REPLACE VIEW tool_calls AS
+WITH {_agent_ctes('tool')}
 SELECT
-    s.trace_id, s.span_id,
-    {AGENT_EXPR} AS agent,
-    s.tool_name, s.tool_call_id,
-    CASE WHEN s.status_code = 'error' THEN 'error' ELSE 'ok' END AS status,
-    s.duration_ms, s.error_message, s.start_time, s.date
-FROM spans AS s
-{_AGENT_JOIN}
-WHERE s.span_type = 'tool'"""
+    c.trace_id, c.span_id,
+    c.agent,
+    c.tool_name, c.tool_call_id,
+    CASE WHEN c.status_code = 'error' THEN 'error' ELSE 'ok' END AS status,
+    c.duration_ms, c.error_message, c.start_time, c.date
+FROM calls AS c"""
 
 
 # --------------------------------------------------------------------------- runs
@@ -244,6 +286,8 @@ AGENT_RUN = "SELECT * FROM agent_runs WHERE trace_id = $trace_id"
 # Timed by benchmarks/query.py (figures quoted in the README), besides the two above.
 LLM_CALL_MESSAGES_COUNT = "SELECT count(input_messages) FROM llm_calls"
 SPANS_BY_TYPE = "SELECT span_type, count(*) FROM spans GROUP BY span_type"
+TOOL_CALLS_BY_AGENT = "SELECT agent, count(*) FROM tool_calls GROUP BY agent"
+UNRESOLVED_CALLS = "SELECT count(*) FROM spans WHERE span_type IN ('llm', 'tool') AND resolved_agent IS NULL"
 COUNT_SPANS = "SELECT count(*) FROM spans"
 COUNT_LLM_CALLS = "SELECT count(*) FROM llm_calls"
 SOME_TRACE_WITH_LOG_MESSAGES = "SELECT trace_id FROM logs WHERE message_direction = 'input' LIMIT 1"
@@ -270,8 +314,60 @@ def compact_sql(columns: Sequence[str], key: Sequence[str], sort: Sequence[str])
     found on the key columns alone; the full rows only stream through DuckDB's sort,
     which spills to disk past its memory limit. ``columns``: the ones the files have.
     """
+    ctes, rows = _compact_rows(key)
     cols = ", ".join(ident(c) for c in columns)
     order = ", ".join([*(ident(c) for c in sort), "_file", "_row"])
+    return f"{ctes} SELECT {cols} FROM {rows} ORDER BY {order}"
+
+
+def compact_spans_sql(columns: Sequence[str], key: Sequence[str], sort: Sequence[str]) -> str:
+    """``compact_sql`` for spans, with ``resolved_agent`` filled (the rule: storage.schema).
+
+    A span without agent_name or resolved_agent looks its parent up: among the spans of
+    the whole lake (``$lake``) that name an agent — few, and the files' row-group
+    statistics skip the rest — else among every span of its own partition
+    (``$partition``), which resolves it to its service. A parent found nowhere leaves it
+    NULL: the views' join resolves it at query time, a later compaction for good.
+    """
+    ctes, rows = _compact_rows(key)
+    given = "s.resolved_agent" if "resolved_agent" in columns else "NULL"
+    resolved = (
+        f"coalesce({given}, s.agent_name, CASE WHEN s.parent_span_id IS NULL THEN s.service_name END, "
+        "n.agent_name, CASE WHEN h.span_id IS NOT NULL THEN s.service_name END) AS resolved_agent"
+    )
+    cols = ", ".join(resolved if c == "resolved_agent" else f"s.{ident(c)}" for c in columns)
+    if "resolved_agent" not in columns:
+        cols += f", {resolved}"
+    order = ", ".join([*(f"s.{ident(c)}" for c in sort), "s._file", "s._row"])
+    given_src = "resolved_agent" if "resolved_agent" in columns else "NULL"
+    # the parent to look up; NULL (no hash-join work) for rows that need none
+    parent = f"CASE WHEN s.agent_name IS NULL AND {given} IS NULL THEN s.parent_span_id END"
+    return f"""{ctes},
+wanted AS (
+    SELECT DISTINCT trace_id, parent_span_id AS span_id FROM src
+    WHERE agent_name IS NULL AND {given_src} IS NULL AND parent_span_id IS NOT NULL
+),
+named AS (
+    SELECT p.trace_id, p.span_id, any_value(p.agent_name) AS agent_name
+    FROM read_parquet($lake, union_by_name = true, hive_partitioning = false) AS p
+    SEMI JOIN wanted USING (trace_id, span_id)
+    WHERE p.agent_name IS NOT NULL
+    GROUP BY p.trace_id, p.span_id
+),
+near AS (
+    SELECT DISTINCT p.trace_id, p.span_id
+    FROM read_parquet($partition, union_by_name = true, hive_partitioning = false) AS p
+    SEMI JOIN wanted USING (trace_id, span_id)
+)
+SELECT {cols}
+FROM {rows} AS s
+LEFT JOIN named AS n ON n.trace_id = s.trace_id AND n.span_id = {parent}
+LEFT JOIN near AS h ON h.trace_id = s.trace_id AND h.span_id = {parent}
+ORDER BY {order}"""
+
+
+def _compact_rows(key: Sequence[str]) -> tuple[str, str]:
+    """The CTEs shared by the compaction queries, and the relation of the rows kept."""
     # NOT MATERIALIZED: each use reads only the columns it needs, straight from the files
     src = (
         "SELECT *, list_position($files, filename) AS _file, file_row_number AS _row "
@@ -279,16 +375,18 @@ def compact_sql(columns: Sequence[str], key: Sequence[str], sort: Sequence[str])
         "union_by_name = true, hive_partitioning = false)"
     )
     if not key:
-        return f"WITH src AS NOT MATERIALIZED ({src}) SELECT {cols} FROM src ORDER BY {order}"
+        return f"WITH src AS NOT MATERIALIZED ({src})", "src"
     keys = ", ".join(ident(k) for k in key)
-    return f"""WITH src AS NOT MATERIALIZED ({src}),
+    return (
+        f"""WITH src AS NOT MATERIALIZED ({src}),
 dup_keys AS (SELECT {keys} FROM src GROUP BY ALL HAVING count(*) > 1),
 drop_rows AS (
     SELECT _file, _row FROM src SEMI JOIN dup_keys USING ({keys})
     QUALIFY row_number() OVER (PARTITION BY {keys} ORDER BY _file, _row) > 1
-)
-SELECT {cols} FROM src ANTI JOIN drop_rows USING (_file, _row)
-ORDER BY {order}"""
+),
+kept AS NOT MATERIALIZED (SELECT * FROM src ANTI JOIN drop_rows USING (_file, _row))""",
+        "kept",
+    )
 
 
 # ---------------------------------------------------------------- summary report (otelbench demo)

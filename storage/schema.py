@@ -7,6 +7,9 @@ is not stored inside the files (readers derive it from the folder name).
 Bump ``SCHEMA_VERSION`` whenever a column is added, removed or changes type;
 ``docs/schema.md`` documents every column and is checked against this module by
 ``tests/storage/test_schema_docs.py``.
+
+Version history: 1 the first lake; 2 added ``spans.resolved_agent``, a *derived* column
+(filled by ``storage.lake`` itself, never by a producer).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 PARTITION_COLUMN = "date"
 
@@ -83,6 +86,15 @@ _SPAN_GENAI = [
     ("output_messages", _STR),  # JSON array of {role, parts:[...], finish_reason?}
 ]
 
+# Columns the lake fills itself (storage.lake), after the ones a producer supplies.
+_SPAN_DERIVED = [
+    # The agent llm_calls / tool_calls attribute the span to: agent_name, else the direct
+    # parent's agent_name, else service_name. NULL until the parent has been seen: filled
+    # when a batch is written (roots, parents in the same batch) and at compaction (any
+    # parent in the lake), so the views skip their parent join for resolved rows.
+    ("resolved_agent", _STR),
+]
+
 _LOG_COLUMNS = [
     ("time", _TS),
     ("observed_time", _TS),
@@ -133,16 +145,30 @@ _METRIC_COLUMNS = [
 
 @dataclass(frozen=True)
 class Table:
-    """One lake table: its folder name, its Arrow schema and its time column."""
+    """One lake table: its folder name, its Arrow schemas and its time column.
+
+    ``schema``/``columns``: what a producer supplies (collector.normalize emits exactly
+    these). ``derived``: columns the lake computes itself and appends; a producer may
+    leave them out. ``stored_schema``: every column of every file (both, in that order).
+    """
 
     name: str
     schema: pa.Schema
     time_column: str  # the column whose UTC date chooses the partition
     key: tuple[str, ...] = ()  # idempotency key, when rows have one
+    derived: pa.Schema = pa.schema([])
 
     @property
     def columns(self) -> list[str]:
         return self.schema.names
+
+    @property
+    def stored_schema(self) -> pa.Schema:
+        return pa.schema([*self.schema, *self.derived])
+
+    @property
+    def stored_columns(self) -> list[str]:
+        return self.stored_schema.names
 
 
 SPANS = Table(
@@ -150,6 +176,7 @@ SPANS = Table(
     pa.schema(_SPAN_CORE + _SPAN_GENAI),
     time_column="start_time",
     key=("trace_id", "span_id"),
+    derived=pa.schema(_SPAN_DERIVED),
 )
 LOGS = Table("logs", pa.schema(_LOG_COLUMNS), time_column="time")
 METRICS = Table("metrics", pa.schema(_METRIC_COLUMNS), time_column="time")

@@ -37,7 +37,7 @@ def parquet_names(lk: Lake, table: str) -> list[str]:
 def test_init_creates_seed_per_table_and_manifest(lake: Lake) -> None:
     for name, t in TABLES.items():
         seed = lake.root / name / "date=1970-01-01" / "seed.parquet"
-        assert pq.read_schema(seed).equals(t.schema)
+        assert pq.read_schema(seed).equals(t.stored_schema)
         assert pq.ParquetFile(seed).metadata.num_rows == 0
     manifest = json.loads((lake.root / "_lake.json").read_text())
     assert manifest["schema_version"] == SCHEMA_VERSION
@@ -83,7 +83,7 @@ def test_write_batch_partitions_by_utc_date(lake: Lake) -> None:
         "date=2025-03-15/part-00000000000000000007-2.parquet",
     ]
     for p in paths:
-        assert pq.read_schema(p).equals(SPANS.schema)  # exact types, no hive column inside
+        assert pq.read_schema(p).equals(SPANS.stored_schema)  # exact types, no hive column inside
         assert pq.ParquetFile(p).metadata.row_group(0).column(0).compression == "ZSTD"
 
 
@@ -190,7 +190,7 @@ def test_compact_merges_small_files_and_keeps_the_first_copy(lake: Lake) -> None
     files = lake.files("spans")
     assert [p.name for p in files] == [f"compact-{bid(9)}-0.parquet"]
     table = pq.read_table(files[0])
-    assert table.schema.equals(SPANS.schema)
+    assert table.schema.equals(SPANS.stored_schema)
     assert table.num_rows == 14  # 20 rows, 6 repeats dropped
     rows = table.to_pylist()
     firsts = [r for r in rows if r["trace_id"] == f"{0:032x}" and r["span_type"] == "llm"]
@@ -223,7 +223,7 @@ def test_compact_fills_columns_missing_from_older_files(lake: Lake) -> None:
     pq.write_table(pa.Table.from_pydict(old, schema=schema), lake.table_dir("spans") / "date=2025-03-14" / f"part-{bid(0)}_old-0.parquet")
     assert lake.compact("spans", below_batch_id=bid(100), min_files=3) == 3
     table = pq.read_table(lake.files("spans")[0])
-    assert table.schema.equals(SPANS.schema) and table.num_rows == 5
+    assert table.schema.equals(SPANS.stored_schema) and table.num_rows == 5
 
 
 def test_compacted_lake_reads_the_same(lake: Lake) -> None:
@@ -281,8 +281,9 @@ def test_a_failed_merge_leaves_the_inputs(lake: Lake, monkeypatch: pytest.Monkey
 
 @pytest.mark.slow
 def test_compaction_memory_is_bounded(tmp_path: Path) -> None:
-    """2M spans with 1 KiB of messages each (2 GB of strings once decoded) compact in a
-    process that peaks under 1 GB: DuckDB sorts within its memory limit and spills."""
+    """2M spans with 1 KiB of messages each (2 GB of strings once decoded), each looking
+    for its parent, compact in a process that peaks under 1 GB: DuckDB sorts and joins
+    within its memory limit and spills."""
     import subprocess
     import sys
     import textwrap
@@ -299,6 +300,8 @@ def test_compaction_memory_is_bounded(tmp_path: Path) -> None:
             cols = {{c: pa.nulls(n, SPANS.schema.field(c).type) for c in SPANS.columns}}
             cols["trace_id"] = pa.array([f"{{b:016x}}{{i:016x}}" for i in range(n)])
             cols["span_id"] = pa.array([f"{{i:016x}}" for i in range(n)])
+            # every call's parent is missing: compaction looks up 2M parents, in vain
+            cols["parent_span_id"] = pa.array([f"{{i + n:016x}}" for i in range(n)])
             cols["start_time"] = pa.array([1_741_953_600_000_000 + i for i in range(n)], pa.int64())
             cols["span_type"] = pa.array(["llm"] * n)
             cols["input_messages"] = pa.array([f"{{i:08d}}" * 128 for i in range(n)])
@@ -318,3 +321,99 @@ def test_compaction_memory_is_bounded(tmp_path: Path) -> None:
     peak_kib = int(out.stdout.split()[-1])
     assert peak_kib < 1_000_000, f"compaction peaked at {peak_kib / 1e6:.2f} GB"
     assert [p.name for p in Lake(tmp_path / "lake").files("spans")] == [f"compact-{9:020d}-0.parquet"]
+
+
+# ------------------------------------------------------------------ resolved_agent
+def resolved(lake: Lake) -> dict[tuple[int, int], str | None]:
+    """(trace, span) → resolved_agent, over every span file."""
+    out = {}
+    for f in lake.files("spans"):
+        for r in pq.read_table(f, columns=["trace_id", "span_id", "resolved_agent"]).to_pylist():
+            out[int(r["trace_id"], 16), int(r["span_id"], 16)] = r["resolved_agent"]
+    return out
+
+
+def test_write_batch_resolves_what_the_batch_alone_decides(lake: Lake) -> None:
+    lake.write_batch(bid(1), batch(spans=[
+        agent(1, 1, name="triage"),
+        llm(1, 2, 1),  # parent in the batch, naming an agent
+        span(1, 3, 1, name="step"),  # parent in the batch: so is this one
+        llm(1, 4, 3),  # parent in the batch without an agent: the service
+        llm(1, 5, 9),  # parent not in the batch: left to compaction
+        llm(1, 6, 9, agent_name="self-named"),
+        span(2, 1, service_name="root-svc"),  # a root without an agent: its service
+        llm(2, 2, 1, service_name="root-svc"),
+        llm(3, 2, 1),  # span 1 of trace 3 does not exist: span ids repeat across traces
+    ]))
+    assert resolved(lake) == {
+        (1, 1): "triage", (1, 2): "triage", (1, 3): "triage", (1, 4): "svc", (1, 5): None,
+        (1, 6): "self-named", (2, 1): "root-svc", (2, 2): "root-svc", (3, 2): None,
+    }
+
+
+def test_write_batch_takes_columns_without_or_with_resolved_agent(lake: Lake) -> None:
+    cols = columnar("spans", [llm(1, 2, 9), llm(1, 3, 9)])
+    assert "resolved_agent" not in cols  # what collector.normalize emits
+    lake.write_batch(bid(1), {"spans": cols})
+    lake.write_batch(bid(2), {"spans": {**columnar("spans", [llm(2, 2, 9), llm(2, 3, 9)]), "resolved_agent": ["given", None]}})
+    assert resolved(lake) == {(1, 2): None, (1, 3): None, (2, 2): "given", (2, 3): None}
+    assert pq.read_schema(lake.files("spans")[0]).equals(SPANS.stored_schema)
+
+
+def test_compaction_resolves_from_parents_anywhere_in_the_lake(lake: Lake) -> None:
+    next_day = 24 * 3600
+    # day 1: the agent spans, in a file compaction will not touch (a newer batch)
+    lake.write_batch(bid(50), batch(spans=[agent(1, 1, name="triage"), agent(2, 1, name="billing")]))
+    # day 2: calls whose parents are on day 1 (a run across midnight), or in their own
+    # partition without an agent, or nowhere
+    lake.write_batch(bid(1), batch(spans=[llm(1, 2, 1, at=next_day), llm(2, 2, 1, at=next_day)]))
+    lake.write_batch(bid(2), batch(spans=[llm(1, 3, 7, at=next_day), llm(1, 4, 8, at=next_day)]))
+    lake.write_batch(bid(3), batch(spans=[span(1, 7, 1, at=next_day, service_name="step-svc")]))
+    assert resolved(lake)[1, 2] is None and resolved(lake)[1, 3] is None
+    assert lake.compact("spans", below_batch_id=bid(10), min_files=2) == 3
+    assert resolved(lake) == {
+        (1, 1): "triage", (2, 1): "billing",
+        (1, 2): "triage", (2, 2): "billing", (1, 7): "triage",  # parents in the other partition
+        (1, 3): "svc",  # parent 7 is here but names no agent: the call's own service
+        (1, 4): None,  # parent 8 is nowhere yet: still unresolved
+    }
+    # a later compaction resolves what arrived since
+    lake.write_batch(bid(4), batch(spans=[span(1, 8, 1, at=next_day)]))
+    lake.write_batch(bid(5), batch(spans=[span(3, 3, at=next_day)]))
+    lake.compact("spans", below_batch_id=bid(10), min_files=2)
+    assert resolved(lake)[1, 4] == "svc"
+
+
+def test_compaction_keeps_resolved_values_and_resolves_each_copy_once(lake: Lake) -> None:
+    lake.write_batch(bid(1), batch(spans=[agent(1, 1, name="triage"), llm(1, 2, 1)]))
+    lake.write_batch(bid(2), batch(spans=[llm(1, 2, 1), llm(1, 3, 1)]))  # 2 again, 3 unresolved
+    assert lake.compact("spans", below_batch_id=bid(10), min_files=2) == 2
+    table = pq.read_table(lake.files("spans")[0])
+    assert table.num_rows == 3
+    assert resolved(lake) == {(1, 1): "triage", (1, 2): "triage", (1, 3): "triage"}
+
+
+def write_v1_file(lake: Lake, rows: list[dict], name: str = f"part-{bid(0)}-0.parquet") -> Path:
+    """A spans file as otelbench wrote it before resolved_agent existed (schema version 1)."""
+    path = lake.table_dir("spans") / "date=2025-03-14" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pydict(columnar("spans", rows), schema=SPANS.schema), path)
+    return path
+
+
+def test_a_version_1_lake_is_upgraded_and_its_files_rewritten_once(tmp_path: Path) -> None:
+    root = tmp_path / "lake"
+    old = Lake(root)
+    old.init()
+    (root / "_lake.json").write_text(json.dumps({"schema_version": 1}))
+    seed = root / "spans" / "date=1970-01-01" / "seed.parquet"
+    pq.write_table(SPANS.schema.empty_table(), seed)
+    write_v1_file(old, [agent(1, 1), llm(1, 2, 1)])
+    lake = Lake(root)
+    lake.init()
+    assert json.loads((root / "_lake.json").read_text())["schema_version"] == SCHEMA_VERSION
+    assert pq.read_schema(seed).equals(SPANS.stored_schema)
+    # one old file is rewritten even below min_files, with resolved_agent filled
+    assert lake.compact("spans", below_batch_id=bid(10), min_files=8) == 1
+    assert resolved(lake) == {(1, 1): "triage", (1, 2): "triage"}
+    assert lake.compact("spans", below_batch_id=bid(10), min_files=8) == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,8 +13,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from storage import queries
+from storage.duckdb import open_lake
 from storage.lake import Lake
-from tests.storage.rows import agent, batch, llm
+from tests.storage.rows import agent, batch, llm, log, tool
 
 ROOT = Path(__file__).resolve().parents[2]
 QUERY = "SELECT agent, span_id, start_time, finish_reasons, cost_usd, error_message FROM llm_calls ORDER BY span_id"
@@ -104,6 +107,40 @@ def test_print_views_is_a_script_for_the_duckdb_cli(lake: Lake) -> None:
     con.execute(out.stdout)
     assert con.execute("SELECT agent, count(*) FROM llm_calls GROUP BY 1").fetchall() == [("triage", 2)]
     assert str(lake.root) in out.stdout
+
+
+def _duckdb_cli() -> str | None:
+    beside = Path(sys.executable).parent / "duckdb"  # the duckdb-cli wheel installs it here
+    return str(beside) if beside.is_file() else shutil.which("duckdb")
+
+
+DUCKDB_CLI = _duckdb_cli()
+
+
+@pytest.mark.skipif(DUCKDB_CLI is None, reason="no duckdb CLI binary beside the interpreter or on PATH")
+@pytest.mark.parametrize("how", [".read", "-init", "stdin"])
+def test_print_views_runs_in_the_real_duckdb_cli(lake: Lake, tmp_path: Path, how: str) -> None:
+    """The CLI (possibly another DuckDB version than the Python package) runs the script:
+    every statement ends with ';' (statements joined without one fail with
+    "syntax error at or near CREATE"), and only syntax both versions know is used."""
+    lake.write_batch("02", batch(spans=[llm(2, 2, 1), tool(1, 4, 1)],
+                                 logs=[log(2, 2, message_direction="input", messages='[{"role": "user", "parts": []}]')]))
+    views = tmp_path / "views.sql"
+    views.write_text(otelbench("--lake", str(lake.root), "--print-views").stdout)
+    counts = " UNION ALL ".join(f"SELECT '{v}', count(*) FROM {v}" for v in queries.VIEW_NAMES)
+    query = f"SELECT * FROM ({counts}) ORDER BY 1"
+    cmd = [DUCKDB_CLI, "-csv", "-noheader", "-bail"]
+    if how == ".read":
+        run = subprocess.run([*cmd, "-c", f".read '{views}'", "-c", query], capture_output=True, text=True, timeout=120)
+    elif how == "-init":  # README: otelbench sql --print-views > views.sql && duckdb -init views.sql
+        run = subprocess.run([*cmd, "-init", str(views), "-c", query], capture_output=True, text=True, timeout=120)
+    else:  # otelbench sql --print-views | duckdb
+        run = subprocess.run(cmd, input=views.read_text() + query + ";\n", capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and "Error" not in run.stderr, run.stderr
+    with open_lake(lake.root) as gw:
+        expected = gw.query(query).rows
+    assert list(csv.reader(io.StringIO(run.stdout))) == [[name, str(n)] for name, n in expected]
+    assert ("llm_calls", 3) in expected and ("span_messages", 1) in expected
 
 
 def test_run_directly_without_the_cli(lake: Lake, capsys: pytest.CaptureFixture[str]) -> None:

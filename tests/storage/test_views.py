@@ -209,6 +209,98 @@ def test_a_root_without_an_agent_name_falls_back_to_the_first_agent_span(lake: L
         assert one(gw, "SELECT agent FROM agent_runs") == {"agent": "first"}
 
 
+# ------------------------------------------------------------------ resolved agents
+def test_a_call_written_before_its_parent_gets_its_agent_through_the_join(lake: Lake) -> None:
+    lake.write_batch("01", batch(spans=[llm(1, 2, 1), tool(1, 3, 1), llm(1, 4, 1, agent_name="own")]))
+    lake.write_batch("02", batch(spans=[agent(1, 1, name="triage")]))  # the parent ends last
+    with open_lake(lake.root) as gw:
+        assert gw.query("SELECT count(*) FROM spans WHERE resolved_agent IS NULL").rows == [(2,)]
+        assert gw.query("SELECT span_id[-1:], agent FROM llm_calls ORDER BY 1").rows == [("2", "triage"), ("4", "own")]
+        assert gw.query("SELECT agent FROM tool_calls").rows == [("triage",)]
+        lake.compact("spans", below_batch_id="99", min_files=2)
+        assert gw.query("SELECT count(*) FROM spans WHERE resolved_agent IS NULL").rows == [(0,)]
+        assert gw.query("SELECT span_id[-1:], agent FROM llm_calls ORDER BY 1").rows == [("2", "triage"), ("4", "own")]
+
+
+def test_spans_from_before_resolved_agent_existed_still_resolve(lake: Lake) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from storage.schema import SPANS
+    from tests.storage.rows import columnar
+
+    old = columnar("spans", [agent(1, 1, name="triage"), llm(1, 2, 1), llm(1, 3, None, agent_name="root-call")])
+    path = lake.table_dir("spans") / "date=2025-03-14" / "part-00-0.parquet"
+    path.parent.mkdir()
+    pq.write_table(pa.Table.from_pydict(old, schema=SPANS.schema), path)  # no resolved_agent column
+    with open_lake(lake.root) as gw:
+        assert gw.query("SELECT span_id[-1:], agent FROM llm_calls ORDER BY 1").rows == [("2", "triage"), ("3", "root-call")]
+
+
+def scenario(lake: Lake) -> None:
+    """Calls of every kind, written the way exporters send them: children before parents."""
+    next_day = 24 * 3600
+    lake.write_batch("01", batch(
+        spans=[
+            llm(1, 2, 1, input_messages=j(USER), output_messages=j(ANSWER)),  # parent later
+            llm(1, 3, 1),  # messages from log events
+            llm(1, 4, 1, input_messages=j(USER)),  # input on the span, output from an event
+            tool(1, 5, 1, status_code="error"),
+            span(1, 6, 1, name="step"), llm(1, 7, 6), tool(1, 8, 6),  # under a plain step
+            llm(1, 9, 66),  # its parent never arrives
+            llm(2, 2, 1, at=23 * 3600 + 1800), llm(2, 3, 1, at=next_day),  # a run across midnight
+            llm(3, 1, None, agent_name="svc-3", service_name="svc-3"),  # a root call
+            llm(4, 2, 1, agent_name="self-named"),
+        ],
+        logs=[
+            log(1, 3, message_direction="input", messages=j(SYSTEM + USER)),
+            log(1, 3, at=1, message_direction="output", messages=j(ANSWER)),
+            log(1, 4, at=1, message_direction="output", messages=j(ANSWER)),
+        ],
+    ))
+    lake.write_batch("02", batch(spans=[agent(1, 1, name="triage"), agent(2, 1, name="night", at=23 * 3600)]))
+    lake.write_batch("03", batch(spans=[agent(4, 1, name="other")]))
+
+
+@pytest.mark.parametrize("view", ["llm_calls", "tool_calls", "agent_runs"])
+def test_views_answer_the_same_before_and_after_compaction(lake: Lake, view: str) -> None:
+    scenario(lake)
+    sql = f"SELECT * FROM {view} ORDER BY ALL"
+    with open_lake(lake.root) as gw:
+        before = gw.query(sql).rows
+        unresolved = gw.query("SELECT count(*) FROM spans WHERE resolved_agent IS NULL").rows[0][0]
+        assert lake.compact("spans", below_batch_id="99", min_files=2) > 0
+        after = gw.query(sql).rows
+        # only the call whose parent never arrived is still unresolved
+        assert gw.query("SELECT trace_id[-1:], span_id[-1:] FROM spans WHERE resolved_agent IS NULL").rows == [("1", "9")]
+    assert unresolved > 1 and before == after
+
+
+def test_the_scenario_agents(lake: Lake) -> None:
+    scenario(lake)
+    lake.compact("spans", below_batch_id="99", min_files=2)
+    with open_lake(lake.root) as gw:
+        rows = gw.query("SELECT trace_id[-1:] || '/' || span_id[-1:], agent FROM llm_calls ORDER BY 1").rows
+        tools = gw.query("SELECT span_id[-1:], agent, status FROM tool_calls ORDER BY 1").rows
+        messages = gw.query("SELECT span_id[-1:], input_messages, output_messages FROM llm_calls WHERE trace_id = $t ORDER BY 1",
+                            {"t": f"{1:032x}"}).rows
+    assert rows == [("1/2", "triage"), ("1/3", "triage"), ("1/4", "triage"), ("1/7", "svc"), ("1/9", "svc"),
+                    ("2/2", "night"), ("2/3", "night"), ("3/1", "svc-3"), ("4/2", "self-named")]
+    assert tools == [("5", "triage", "error"), ("8", "svc", "ok")]
+    got = {sid: (i and json.loads(i), o and json.loads(o)) for sid, i, o in messages}
+    assert got["2"] == got["4"] == (USER, ANSWER) and got["3"] == (SYSTEM + USER, ANSWER)
+    assert got["7"] == (None, None)
+
+
+def test_counting_calls_by_agent_reads_no_log_event(lake: Lake) -> None:
+    """DuckDB drops llm_calls' messages join when no message column is used (queries.py)."""
+    scenario(lake)
+    with open_lake(lake.root) as gw:
+        for sql in (queries.LLM_CALLS_BY_AGENT, queries.COUNT_LLM_CALLS, queries.AGENT_RUNS_BY_AGENT):
+            assert "message_direction" not in gw.query("EXPLAIN " + sql).rows[0][1], sql
+        assert "message_direction" in gw.query("EXPLAIN " + queries.LLM_CALL_MESSAGES_COUNT).rows[0][1]
+
+
 # ------------------------------------------------------------------ the DDL itself
 def test_print_views_runs_in_a_fresh_duckdb(lake: Lake) -> None:
     lake.write_batch("01", batch(spans=[agent(), llm(), tool()], logs=[log(message_direction="input", messages=j(USER))]))
@@ -266,6 +358,20 @@ def test_compact_sql_without_a_key_only_sorts() -> None:
     sql = queries.compact_sql(["time", "body"], (), ("time",))
     assert sql.endswith('SELECT "time", "body" FROM src ORDER BY "time", _file, _row')
     assert "ANTI JOIN" in queries.compact_sql(["a"], ("a",), ())
+
+
+@pytest.mark.parametrize(
+    "columns, resolved",
+    [
+        (["trace_id", "resolved_agent"], 'SELECT s."trace_id", coalesce(s.resolved_agent, s.agent_name,'),
+        # no input file has the column (all written by schema version 1): computed anyway
+        (["trace_id"], 'SELECT s."trace_id", coalesce(NULL, s.agent_name,'),
+    ],
+)
+def test_compact_spans_sql_always_yields_resolved_agent(columns: list[str], resolved: str) -> None:
+    sql = queries.compact_spans_sql(columns, ("trace_id", "span_id"), ("span_type", "start_time"))
+    assert resolved in sql and sql.count("AS resolved_agent") == 1
+    assert sql.endswith('ORDER BY s."span_type", s."start_time", s._file, s._row')
 
 
 def test_a_side_without_events_stays_null(lake: Lake) -> None:
