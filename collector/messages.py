@@ -46,7 +46,7 @@ Message = dict[str, Any]
 
 _loads = orjson.loads
 _JSONError = orjson.JSONDecodeError
-_ROLE_EVENTS = {
+ROLE_EVENTS = {
     "gen_ai.system.message": "system",
     "gen_ai.user.message": "user",
     "gen_ai.assistant.message": "assistant",
@@ -223,7 +223,7 @@ def choice(body: Any) -> Message:
 def role_event(name: str, body: Any) -> Message:
     """A ``gen_ai.{role}.message`` body → message; the role comes from the event name
     unless the body names one."""
-    return message(_maybe_json(body), _ROLE_EVENTS[name])
+    return message(_maybe_json(body), ROLE_EVENTS[name])
 
 
 # -- indexed (flattened) attributes ---------------------------------------------------
@@ -386,7 +386,7 @@ def _from_events(events: list[dict[str, Any]]) -> tuple[list[Message] | None, li
             prompt = from_value(a.get("gen_ai.prompt"), "user")
         elif n == "gen_ai.content.completion":
             completion = from_value(a.get("gen_ai.completion"), "assistant")
-        elif n in _ROLE_EVENTS:
+        elif n in ROLE_EVENTS:
             ins.append(role_event(n, _event_body(a)))
         elif n == CHOICE_EVENT:
             outs.append(choice(_event_body(a)))
@@ -452,7 +452,7 @@ def log_messages(event_name: str | None, body: Any, attrs: dict[str, Any]) -> tu
     """
     if not event_name:
         return None, None
-    if event_name in _ROLE_EVENTS:
+    if event_name in ROLE_EVENTS:
         return "input", [role_event(event_name, body)]
     if event_name == CHOICE_EVENT:
         return "output", [choice(body)]

@@ -135,21 +135,21 @@ ALIASES: dict[str, tuple[str, ...]] = {
 _FIELDS = tuple(ALIASES)
 _NF = len(_FIELDS)
 
-_REQUEST_TYPE_OPS = {"chat": "chat", "completion": "text_completion",
+REQUEST_TYPE_OPS = {"chat": "chat", "completion": "text_completion",
                      "embedding": "embeddings", "rerank": "rerank"}
-_OPENINFERENCE_OPS = {"LLM": "chat", "EMBEDDING": "embeddings", "TOOL": "execute_tool",
+OPENINFERENCE_OPS = {"LLM": "chat", "EMBEDDING": "embeddings", "TOOL": "execute_tool",
                       "AGENT": "invoke_agent", "RETRIEVER": "retrieval", "RERANKER": "rerank"}
-_TRACELOOP_OPS = {"workflow": "invoke_workflow", "agent": "invoke_agent", "tool": "execute_tool"}
+TRACELOOP_OPS = {"workflow": "invoke_workflow", "agent": "invoke_agent", "tool": "execute_tool"}
 SPAN_TYPE_OF_OPERATION = {
     "chat": "llm", "text_completion": "llm", "generate_content": "llm",
     "embeddings": "embedding", "execute_tool": "tool", "retrieval": "retrieval",
     "invoke_agent": "agent", "create_agent": "agent", "invoke_workflow": "agent",
 }
-_NAME_OPS = frozenset(SPAN_TYPE_OF_OPERATION)
+NAME_OPS = frozenset(SPAN_TYPE_OF_OPERATION)
 # OpenInference's streaming instrumentations mark the first chunk with this span event.
-_FIRST_TOKEN_EVENT = "First Token Stream Event"
-_KIND_NAMES = dict(enumerate(("unspecified", "internal", "server", "client", "producer", "consumer")))
-_STATUS_NAMES = dict(enumerate(("unset", "ok", "error")))
+FIRST_TOKEN_EVENT = "First Token Stream Event"
+KIND_NAMES = dict(enumerate(("unspecified", "internal", "server", "client", "producer", "consumer")))
+STATUS_NAMES = dict(enumerate(("unset", "ok", "error")))
 _TEMPORALITY = (None, "delta", "cumulative")
 
 _SPAN_COLUMNS = [
@@ -166,7 +166,7 @@ _SPAN_COLUMNS = [
 # Rows are built as positional tuples for speed: fail at import if the schema moved.
 if SPANS.columns != _SPAN_COLUMNS:  # pragma: no cover
     raise ImportError("storage.schema.SPANS changed: update collector.normalize")
-_AGENT_AT = _SPAN_COLUMNS.index("agent_name") - _SPAN_COLUMNS.index("span_type")  # in _genai's tuple
+_AGENT_AT = _SPAN_COLUMNS.index("agent_name") - _SPAN_COLUMNS.index("span_type")  # in genai_fields's tuple
 
 
 def _json(v: Any) -> str:
@@ -176,12 +176,12 @@ def _json(v: Any) -> str:
 # How each field's value is coerced: (the type that needs no work, the converter).
 # Tokens may arrive as int, double or numeric string; a value that does not
 # convert falls through to the next alias.
-_COERCE: dict[str, tuple[type | None, Any]] = {
+COERCE: dict[str, tuple[type | None, Any]] = {
     **{f: (str, as_str) for f in _FIELDS},
     **{f: (int, as_int) for f in _FIELDS if f.endswith("_tokens")},
     "cost": (None, as_float), "ttft_s": (None, as_float), "finish_reasons": (None, None),
 }
-_ALIAS_SLOT = {k: (slot, rank, *_COERCE[f])
+_ALIAS_SLOT = {k: (slot, rank, *COERCE[f])
                for slot, f in enumerate(_FIELDS) for rank, k in enumerate(ALIASES[f])}
 _ALIAS_KEYS = frozenset(_ALIAS_SLOT)
 
@@ -200,7 +200,7 @@ def _resource(resource: Any) -> tuple[str | None, str]:
 # -- traces ----------------------------------------------------------------------------
 
 
-def _finish_reasons(v: Any, attrs: dict[str, Any], output: list | None) -> list[str] | None:
+def resolve_finish_reasons(v: Any, attrs: dict[str, Any], output: list | None) -> list[str] | None:
     if isinstance(v, str) and v.startswith("["):
         try:
             v = orjson.loads(v)
@@ -223,25 +223,25 @@ def _operation(req_type: str | None, oi_kind: str | None, tl_kind: str | None, h
                name: str) -> str | None:
     """The operation of a span without ``gen_ai.operation.name``."""
     if req_type is not None:
-        op = _REQUEST_TYPE_OPS.get(req_type)
+        op = REQUEST_TYPE_OPS.get(req_type)
         if op is not None:
             return op
     if oi_kind is not None:
         oi_kind = oi_kind.upper()
         if oi_kind == "CHAIN" and (has_agent or "agent" in name.lower()):
             return "invoke_agent"  # LangChain's AgentExecutor & co. are CHAIN spans
-        op = _OPENINFERENCE_OPS.get(oi_kind)
+        op = OPENINFERENCE_OPS.get(oi_kind)
         if op is not None:
             return op
     if tl_kind is not None:
-        op = _TRACELOOP_OPS.get(tl_kind)
+        op = TRACELOOP_OPS.get(tl_kind)
         if op is not None:
             return op
     first = name.partition(" ")[0]
-    return first if first in _NAME_OPS else None
+    return first if first in NAME_OPS else None
 
 
-def _genai(attrs: dict[str, Any], name: str, events: list, start: int, service: str | None,
+def genai_fields(attrs: dict[str, Any], name: str, events: list, start: int, service: str | None,
            status_message: str | None) -> tuple[tuple, bool]:
     """The promoted GenAI columns of one span, and whether the span is GenAI at all."""
     vals: list[Any] = [None] * _NF
@@ -307,7 +307,7 @@ def _genai(attrs: dict[str, Any], name: str, events: list, start: int, service: 
             n = e["name"]
             if n == "exception":
                 exc = e["attributes"]
-            elif n == _FIRST_TOKEN_EVENT and ttft_s is None:
+            elif n == FIRST_TOKEN_EVENT and ttft_s is None:
                 ttft_s = (e["time_unix_nano"] - start) / 1e9
         if exc is not None:
             error_type = error_type or as_str(exc.get("exception.type"))
@@ -320,7 +320,7 @@ def _genai(attrs: dict[str, Any], name: str, events: list, start: int, service: 
     is_genai = (span_type != "other" or op is not None or provider is not None
                 or oi_kind is not None or tl_kind is not None or in_tok is not None)
     if finish is not None or out is not None or "gen_ai.completion.0.finish_reason" in attrs:
-        finish = _finish_reasons(finish, attrs, out)
+        finish = resolve_finish_reasons(finish, attrs, out)
     return (
         span_type, op, provider, agent, agent_id, req_model, resp_model,
         in_tok, out_tok, total, cache_r, cache_w, reasoning, cost, cost_source, finish,
@@ -346,7 +346,7 @@ def normalize_traces(req: Any, owner: str | None) -> dict[str, list]:
     rows: list[tuple] = []
     roots: list[tuple[int, str | None, str | None]] = []  # (row, trace_id, service)
     genai_traces: set[str | None] = set()
-    kinds, statuses = _KIND_NAMES, _STATUS_NAMES
+    kinds, statuses = KIND_NAMES, STATUS_NAMES
     for rs in req.resource_spans:
         service, resource_json = _resource(rs.resource)
         for ss in rs.scope_spans:
@@ -366,7 +366,7 @@ def normalize_traces(req: Any, owner: str | None) -> dict[str, list]:
                 status = span.status
                 status_message = status.message or None
                 start, end = span.start_time_unix_nano, span.end_time_unix_nano
-                genai, is_genai = _genai(attrs, name, events, start, service, status_message)
+                genai, is_genai = genai_fields(attrs, name, events, start, service, status_message)
                 if is_genai:
                     genai_traces.add(trace_id)
                 if parent is None and genai[_AGENT_AT] is None:

@@ -34,7 +34,7 @@ prepended as a system message): vectorized, the common case. Other values of tho
 three keys (structured AnyValues, old shapes, JSON the pattern cannot vouch for) go
 through ``collector.messages.span_messages`` per span. Spans with any other message
 source (OpenLLMetry / OpenInference indexed attributes, message span events) take all
-their GenAI columns from the reference's per-span ``_genai``.
+their GenAI columns from the reference's per-span ``genai_fields``.
 
 Costs: per call, a fixed ~30 ms of polars/pyarrow call overhead (batch a few thousand
 spans or more); the first call in a process also compiles the message pattern (~0.1 s).
@@ -67,10 +67,10 @@ _SLOT = {f: i for i, f in enumerate(_FIELDS)}
 # alias key → field slot * 8 + rank: ordering by it puts a field's aliases best first
 _ALIAS_CODE = {k: s * 8 + r for s, f in enumerate(_FIELDS) for r, k in enumerate(ref.ALIASES[f])}
 assert max(len(keys) for keys in ref.ALIASES.values()) <= 8
-# how a field coerces its value (normalize._COERCE): as_str, as_int, as_float or not at all
+# how a field coerces its value (normalize.COERCE): as_str, as_int, as_float or not at all
 _STR, _INT, _FLOAT, _RAW = 0, 1, 2, 3
 _CONVERTER = {_STR: anyvalue.as_str, _INT: anyvalue.as_int, _FLOAT: anyvalue.as_float}
-_SLOT_KIND = np.array([{None: _RAW, **{f: k for k, f in _CONVERTER.items()}}[ref._COERCE[f][1]] for f in _FIELDS],
+_SLOT_KIND = np.array([{None: _RAW, **{f: k for k, f in _CONVERTER.items()}}[ref.COERCE[f][1]] for f in _FIELDS],
                       np.int8)
 
 # value kinds: which member of the AnyValue oneof is set
@@ -82,7 +82,7 @@ _KIND_COLUMN = {_K_STR: "s", _K_BOOL: "b", _K_INT: "i", _K_DOUBLE: "d", _K_BYTES
 _MSG_FAST = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions")
 _MSG_OTHER = msgs.MESSAGE_KEYS - set(_MSG_FAST)
 # span events that carry messages (collector.messages._from_events)
-_MSG_EVENTS = ["gen_ai.content.prompt", "gen_ai.content.completion", msgs.CHOICE_EVENT, *msgs._ROLE_EVENTS]
+_MSG_EVENTS = ["gen_ai.content.prompt", "gen_ai.content.completion", msgs.CHOICE_EVENT, *msgs.ROLE_EVENTS]
 _EXCEPTION_KEYS = {"exception.type": 0, "exception.message": 1}
 _GENAI_COLUMNS = SPANS.columns[SPANS.columns.index("span_type"):]
 
@@ -235,13 +235,13 @@ def _core_exprs() -> list[pl.Expr]:
         c("span").bin.encode("hex").alias("span_id"),
         pl.when(parent_hex.str.strip_chars("0") != "").then(parent_hex).alias("parent_span_id"),  # empty, zero: root
         pl.when(c("ts") != "").then(c("ts")).alias("trace_state"),
-        c("kind").replace_strict(ref._KIND_NAMES, default="unspecified", return_dtype=pl.String),
+        c("kind").replace_strict(ref.KIND_NAMES, default="unspecified", return_dtype=pl.String),
         pl.when(c("sn") != "").then(c("sn")).alias("scope_name"),
         pl.when(c("sv") != "").then(c("sv")).alias("scope_version"),
         (c("start") // 1000).cast(pl.Int64).cast(pl.Datetime("us", "UTC")).alias("start_time"),
         (c("end") // 1000).cast(pl.Int64).cast(pl.Datetime("us", "UTC")).alias("end_time"),
         (c("end").cast(pl.Int128) - c("start").cast(pl.Int128)).cast(pl.Float64).alias("_ns"),
-        c("code").fill_null(0).replace_strict(ref._STATUS_NAMES, default="unset", return_dtype=pl.String)
+        c("code").fill_null(0).replace_strict(ref.STATUS_NAMES, default="unset", return_dtype=pl.String)
         .alias("status_code"),
         pl.when(c("msg") != "").then(c("msg")).alias("status_message"),
         *(c(f"dropped_{x}_count").cast(pl.Int64) for x in ("attributes", "events", "links")),
@@ -547,7 +547,7 @@ class _Events:
         message_events = np.zeros(n, bool)
         message_events[self.own[names.is_in(_MSG_EVENTS).to_numpy()]] = True
         ttft = null_f
-        first = np.flatnonzero(names.eq(ref._FIRST_TOKEN_EVENT).to_numpy())
+        first = np.flatnonzero(names.eq(ref.FIRST_TOKEN_EVENT).to_numpy())
         if len(first):
             first = first[_first_of_runs(self.own[first])]
             own = self.own[first]
@@ -638,7 +638,7 @@ def _coerce(kv: _KV, rows: np.ndarray, kind: int) -> pl.Series:
 
 def _aliases(kv: _KV) -> dict[str, pl.Series]:
     """Each field of ``ref.ALIASES``, one column of spans: the value of the best-ranked
-    alias that coerces (``ref._COERCE``); ``_finish_row``: the attribute row holding the
+    alias that coerces (``ref.COERCE``); ``_finish_row``: the attribute row holding the
     (raw) finish_reasons value."""
     n = kv.n
     code = kv.lut(_ALIAS_CODE, -1, np.int64)
@@ -739,9 +739,9 @@ def _messages(kv: _KV, message_events: np.ndarray) -> tuple[pl.DataFrame, np.nda
     return pl.DataFrame({"input_messages": input_messages, "output_messages": output_messages}), reference, outputs
 
 
-def _finish_reasons(kv: _KV, finish_row: pl.Series, output: pl.Series, outputs: dict[int, Any]) -> pl.Series:
+def resolve_finish_reasons(kv: _KV, finish_row: pl.Series, output: pl.Series, outputs: dict[int, Any]) -> pl.Series:
     """A plain string value → [it], vectorized; a list, a JSON-looking string, or no
-    usable value but output messages → the reference's ``_finish_reasons``."""
+    usable value but output messages → the reference's ``resolve_finish_reasons``."""
     n = kv.n
     has = finish_row.is_not_null()
     rows = finish_row.fill_null(0)
@@ -761,7 +761,7 @@ def _finish_reasons(kv: _KV, finish_row: pl.Series, output: pl.Series, outputs: 
         values = kv.py_list(np.array([0 if r is None else r for r in found], np.int64))
         for i, r, v, o in zip(odd_rows, found, values, output.gather(odd_rows).to_list()):
             out = outputs[i] if i in outputs else None if o is None else orjson.loads(o)
-            full[i] = ref._finish_reasons(None if r is None else v, {}, out)
+            full[i] = ref.resolve_finish_reasons(None if r is None else v, {}, out)
         result = pl.select(pl.when(odd).then(pl.Series(full, dtype=pl.List(pl.String))).otherwise(result)).to_series()
     return result
 
@@ -802,7 +802,7 @@ def _price_columns(response_model: pl.Series, request_model: pl.Series) -> dict[
 
 
 def _genai_columns(core: pl.DataFrame, kv: _KV, events: _Events) -> tuple[dict[str, pl.Series], np.ndarray]:
-    """The GenAI columns of every span (normalize._genai, vectorized), and the spans whose
+    """The GenAI columns of every span (normalize.genai_fields, vectorized), and the spans whose
     columns must come from the reference instead."""
     al = _aliases(kv)
     ttft_event, exc_type, exc_message, message_events = events.per_span(core["start"])
@@ -817,7 +817,7 @@ def _genai_columns(core: pl.DataFrame, kv: _KV, events: _Events) -> tuple[dict[s
         g = g.with_columns(stage)
     res = g.select(_GENAI_COLUMNS_VECTORIZED + ["_is_genai"]).with_columns(messages)
     columns = {name: res[name] for name in res.columns}
-    columns["finish_reasons"] = _finish_reasons(kv, al["_finish_row"], res["output_messages"], outputs)
+    columns["finish_reasons"] = resolve_finish_reasons(kv, al["_finish_row"], res["output_messages"], outputs)
     return columns, np.flatnonzero(reference)
 
 
@@ -827,7 +827,7 @@ _GENAI_COLUMNS_VECTORIZED = [c for c in _GENAI_COLUMNS if c not in ("finish_reas
 
 @functools.cache
 def _genai_exprs() -> list[list[pl.Expr]]:
-    """normalize._genai as polars expressions, in stages (each sees the previous ones)."""
+    """normalize.genai_fields as polars expressions, in stages (each sees the previous ones)."""
     c = pl.col
     split = c("name").str.splitn(" ", 2)  # name.partition(" ")
     first, rest, oi_kind = c("first"), c("rest"), c("oi_kind")
@@ -836,15 +836,15 @@ def _genai_exprs() -> list[list[pl.Expr]]:
         return col.replace_strict(table, default=None, return_dtype=pl.String)
 
     derived = (  # normalize._operation
-        pl.when(mapped(c("llm_request_type"), ref._REQUEST_TYPE_OPS).is_not_null())
-        .then(mapped(c("llm_request_type"), ref._REQUEST_TYPE_OPS))
+        pl.when(mapped(c("llm_request_type"), ref.REQUEST_TYPE_OPS).is_not_null())
+        .then(mapped(c("llm_request_type"), ref.REQUEST_TYPE_OPS))
         .when((oi_kind == "CHAIN") & (c("agent_name").is_not_null()
                                       | c("name").str.to_lowercase().str.contains("agent", literal=True)))
         .then(pl.lit("invoke_agent"))
-        .when(mapped(oi_kind, ref._OPENINFERENCE_OPS).is_not_null()).then(mapped(oi_kind, ref._OPENINFERENCE_OPS))
-        .when(mapped(c("traceloop_kind"), ref._TRACELOOP_OPS).is_not_null())
-        .then(mapped(c("traceloop_kind"), ref._TRACELOOP_OPS))
-        .when(first.is_in(list(ref._NAME_OPS))).then(first)
+        .when(mapped(oi_kind, ref.OPENINFERENCE_OPS).is_not_null()).then(mapped(oi_kind, ref.OPENINFERENCE_OPS))
+        .when(mapped(c("traceloop_kind"), ref.TRACELOOP_OPS).is_not_null())
+        .then(mapped(c("traceloop_kind"), ref.TRACELOOP_OPS))
+        .when(first.is_in(list(ref.NAME_OPS))).then(first)
     )
     op, span_type = c("operation"), c("span_type")
     # cost as pricing.cost computes it, in the same order of operations
@@ -896,7 +896,7 @@ def _genai_exprs() -> list[list[pl.Expr]]:
 
 
 def _reference_rows(out: pl.DataFrame, spans: np.ndarray, sp: dict[str, pa.Array]) -> pl.DataFrame:
-    """The GenAI columns of the given spans, from the reference's per-span ``_genai``."""
+    """The GenAI columns of the given spans, from the reference's per-span ``genai_fields``."""
     idx = pa.array(spans)
     attrs = [_py_attrs(a) for a in sp["attributes"].take(idx).to_pylist()]
     events = [[{"name": e["name"], "time_unix_nano": e["time_unix_nano"], "attributes": _py_attrs(e["attributes"]),
@@ -906,7 +906,7 @@ def _reference_rows(out: pl.DataFrame, spans: np.ndarray, sp: dict[str, pa.Array
     rows = []
     for a, es, name, start, service, message in zip(attrs, events, sub["name"], sub["start"], sub["service_name"],
                                                     sub["status_message"]):
-        genai, is_genai = ref._genai(a, name, es, start, service, message)
+        genai, is_genai = ref.genai_fields(a, name, es, start, service, message)
         rows.append((*genai, is_genai))
     patched = {}
     mask = np.zeros(len(out), bool)

@@ -48,6 +48,24 @@ class RecentKeys:
         if len(self._order) > self.capacity:
             self._set.discard(self._order.popleft())
 
+    def keep_new(self, keys: list[int]) -> list[int] | None:
+        """Remember ``keys``; the positions of those not seen before (each once), or
+        None when all are new — the usual case, checked with set operations in C."""
+        if self.capacity <= 0:
+            return None
+        if self._set.isdisjoint(keys) and len(set(keys)) == len(keys):
+            self._set.update(keys)
+            self._order.extend(keys)
+            while len(self._order) > self.capacity:
+                self._set.discard(self._order.popleft())
+            return None
+        keep = []
+        for i, key in enumerate(keys):
+            if key not in self._set:
+                self.add(key)
+                keep.append(i)
+        return keep
+
 
 def span_key(trace_id: str, span_id: str) -> int:
     return hash(trace_id + span_id)
@@ -122,14 +140,9 @@ class ParquetSink:
                     continue
                 parts.append(pa.Table.from_pydict(normalize.normalize_traces(request, owner), schema=SPANS.schema))
             table = pa.concat_tables(parts) if parts else SPANS.schema.empty_table()
-        recent = self.recent
-        keep = []
-        for i, key in enumerate(map(span_key, table.column("trace_id").to_pylist(), table.column("span_id").to_pylist())):
-            if key in recent:
-                continue
-            recent.add(key)
-            keep.append(i)
-        if len(keep) < table.num_rows:
+        keys = list(map(span_key, table.column("trace_id").to_pylist(), table.column("span_id").to_pylist()))
+        keep = self.recent.keep_new(keys)
+        if keep is not None and len(keep) < table.num_rows:
             self.duplicates += table.num_rows - len(keep)
             table = table.take(pa.array(keep, pa.int64()))
         return table

@@ -256,7 +256,7 @@ def test_canonical_messages_stay_vectorized(monkeypatch: pytest.MonkeyPatch) -> 
     def no_reference(*args: Any, **kw: Any) -> Any:
         raise AssertionError("fell back to the reference")
 
-    monkeypatch.setattr(ref, "_genai", no_reference)
+    monkeypatch.setattr(ref, "genai_fields", no_reference)
     got = normalize_traces_arrow(payloads, ["o"])
     assert [_comparable(r) for r in got.to_pylist()] == [_comparable(r) for r in expected.to_pylist()]
 

@@ -104,10 +104,13 @@ def test_write_batch_accepts_arrow_and_plain_lists(lake: Lake) -> None:
     assert pq.read_table(lake.files("logs")[0]).column("time").type == LOGS.schema.field("time").type
 
 
-def test_write_batch_sorts_rows_by_span_type(lake: Lake) -> None:
+def test_fresh_batches_keep_arrival_order_and_compaction_sorts_by_span_type(lake: Lake) -> None:
     rows = [tool(span_id=3), llm(span_id=2), agent(span_id=1), span(1, 4, 1)]
     lake.write_batch(bid(1), batch(spans=rows))
-    assert pq.read_table(lake.files("spans")[0]).column("span_type").to_pylist() == ["agent", "llm", "other", "tool"]
+    lake.write_batch(bid(2), batch(spans=[llm(trace=2, span_id=5)]))
+    assert pq.read_table(lake.files("spans")[0]).column("span_type").to_pylist() == ["tool", "llm", "agent", "other"]
+    assert lake.compact("spans", below_batch_id=bid(100), min_files=2) == 2
+    assert pq.read_table(lake.files("spans")[0]).column("span_type").to_pylist() == ["agent", "llm", "llm", "other", "tool"]
 
 
 def test_write_batch_rejects_wrong_columns_and_ids(lake: Lake) -> None:
