@@ -4,6 +4,10 @@ agent-fitness suite, GGUF metadata and the plausibility verdict, as one result d
 The result is what ``--out`` saves and ``--compare`` reads (``RESULT_SCHEMA_VERSION``):
 schema_version, model, server, hardware, gguf, suite, settings, formulas, runs (raw
 per-run measurements), summary, plausibility, tests, failures.
+
+A failed request never stops the run: its kind, message and evidence (the HTTP body, the
+bad line, the stream's tail) stay in ``runs`` (speed) or the test's ``error`` (suite),
+every one is listed in ``failures``, and any failure is a problem (a non-zero exit).
 """
 
 from __future__ import annotations
@@ -15,16 +19,18 @@ from pathlib import Path
 from typing import Any, Callable
 
 import httpx
+from opentelemetry.trace import SpanContext
 
 from bench_runner import plausibility, speed, stats, suites
-from bench_runner.client import llama_cpp_python_counter, measure_run
+from bench_runner.client import ErrorKind, RunResult, llama_cpp_python_counter, measure_run
 from bench_runner.gguf import GgufLookup, Status, default_roots, locate_gguf
 from bench_runner.hardware import Hardware
 from bench_runner.servers import ServerInfo
-from bench_runner.spans import BenchSpans, record_run, record_summary, record_test
+from bench_runner.spans import BenchSpans, record_run, record_summary
 
 RESULT_SCHEMA_VERSION = 1
-QUICK_TESTS = 4  # --quick: the first tests of the suite (distinct prompts)
+QUICK_TESTS = 4  # --quick: the tests judged on the suite's first replies (distinct requests)
+EVIDENCE_CHARS = 200  # of a failed request's evidence in its one-line description (speed runs keep it all)
 
 
 @dataclass(frozen=True)
@@ -82,6 +88,37 @@ def speed_plan(opts: Options) -> tuple[list[speed.SpeedCase], int, int]:
     return list(speed.CASES), opts.runs, opts.warmup
 
 
+def suite_plan(opts: Options) -> suites.Suite:
+    suite = suites.load_suite(opts.suite)
+    return suite.first(QUICK_TESTS) if opts.quick else suite
+
+
+def planned_requests(opts: Options) -> int:
+    """Requests one model's run sends (for a progress bar), concurrency levels aside."""
+    cases, runs, warmup = speed_plan(opts)
+    return len(cases) * (runs + warmup) + (0 if opts.speed_only else suite_plan(opts).replies)
+
+
+def not_offered(server: ServerInfo, model: str) -> str | None:
+    """Why ``model`` cannot be benchmarked at ``server``, or None. A server that lists no
+    model at all gets the benefit of the doubt."""
+    if not server.models or model in {m.id for m in server.models}:
+        return None
+    offered = ", ".join(m.id for m in server.models[:8]) + (", …" if len(server.models) > 8 else "")
+    return f"model {model!r} is not offered by {server.base_url} (it offers: {offered}; see --list)"
+
+
+def describe_failure(run: RunResult) -> str:
+    """A failed request in one line: kind, message, evidence (cut to EVIDENCE_CHARS: a
+    stream's tail keeps its end, where it broke; a body or a bad line its start)."""
+    text = f"{run.error_kind}: {run.error}"
+    evidence = run.evidence or ""
+    if len(evidence) > EVIDENCE_CHARS:
+        tail = run.error_kind in (ErrorKind.STREAM_CUT, ErrorKind.NO_TOKENS, ErrorKind.TIMEOUT)
+        evidence = "…" + evidence[-EVIDENCE_CHARS:] if tail else evidence[:EVIDENCE_CHARS] + "…"
+    return text + (f" (evidence: {evidence!r})" if evidence else "")
+
+
 def run_model(
     model: str,
     server: ServerInfo,
@@ -90,15 +127,14 @@ def run_model(
     opts: Options,
     progress: Progress = Progress(),
 ) -> ModelRun:
-    problems: list[str] = []
+    problems = [why] if (why := not_offered(server, model)) else []  # the caller should have skipped it
     base_url = server.base_url
-    if server.models and model not in {m.id for m in server.models}:
-        problems.append(f"model {model!r} is not offered by {base_url} (it offers: "
-                        f"{', '.join(m.id for m in server.models[:8])})")
     lookup = locate_gguf(model, server_paths=server.model_paths,
                          roots=default_roots(models_dirs=opts.models_dirs))
-    suite = suites.load_suite(opts.suite)
+    suite = suite_plan(opts)
     cases, runs, warmup = speed_plan(opts)
+    settings = {"runs": runs, "warmup": warmup, "quick": opts.quick, "speed_only": opts.speed_only,
+                "concurrency": list(opts.concurrency)}
     result: dict[str, Any] = {
         "schema_version": RESULT_SCHEMA_VERSION,
         "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
@@ -107,12 +143,14 @@ def run_model(
         "hardware": jsonable(hardware),
         "gguf": gguf_section(lookup),
         "suite": {"name": suite.name, "version": suite.version, "speed": speed.SPEED_VERSION},
-        "settings": {"runs": runs, "warmup": warmup, "quick": opts.quick, "speed_only": opts.speed_only,
-                     "concurrency": list(opts.concurrency)},
+        "settings": settings,
         "formulas": stats.FORMULAS,
     }
+    root_settings = {"server.kind": server.kind, "speed.version": speed.SPEED_VERSION, "quick": opts.quick,
+                     "runs": runs}
     with httpx.Client(timeout=httpx.Timeout(120, connect=5)) as client, \
-            spans.model_run(model, base_url, suite.name, suite.version) as root:
+            spans.model_run(model, base_url, suite.name, suite.version, provider=server.provider,
+                            settings=root_settings) as root:
         progress.on_phase("speed")
         # llama-cpp-python streams no usage and no timings: count with the server's own tokenizer
         count = llama_cpp_python_counter(base_url, model, client) if server.kind == "llama_cpp_python" else None
@@ -124,10 +162,7 @@ def run_model(
         ]
         summaries = {cr.case.name: cr.summary() for cr in case_results}
         result["runs"] = {cr.case.name: [r.to_dict() for r in cr.runs] for cr in case_results}
-        for cr in case_results:
-            for r in cr.runs:
-                if not r.ok:
-                    problems.append(f"{cr.case.name}: {r.error_kind}: {r.error}")
+        problems += [f"{cr.case.name}: {describe_failure(r)}" for cr in case_results for r in cr.runs if not r.ok]
         concurrency = []
         if opts.concurrency:
             progress.on_phase("concurrency")
@@ -137,8 +172,8 @@ def run_model(
         tests: list[suites.TestResult] = []
         if not opts.speed_only:
             progress.on_phase("suite")
-            tests = _run_suite(suite, opts, model, server, spans, client, progress)
-        scores = suites.score(tests) if tests else {"ability": None, "agent_fitness": None}
+            tests = _run_suite(suite, opts, model, server, spans, client, progress, problems)
+        scores = suites.score(tests)
         verdict = _plausibility(case_results, lookup, hardware)
         result["summary"] = {"cases": summaries, "concurrency": concurrency,
                              "ability_score": scores["ability"], "agent_fitness_score": scores["agent_fitness"],
@@ -156,39 +191,37 @@ def run_model(
             "gguf.quantization": result["gguf"].get("quantization"),
             "gguf.architecture": result["gguf"].get("architecture"),
             "tests_passed": result["summary"]["tests_passed"], "tests_total": len(tests),
-        })
+        }, problems)
     return ModelRun(result, problems)
 
 
+class NoReply(Exception):
+    """A suite request that got no whole reply; the message is its failure, evidence included."""
+
+
 def _run_suite(suite: suites.Suite, opts: Options, model: str, server: ServerInfo, spans: BenchSpans,
-               client: httpx.Client, progress: Progress) -> list[suites.TestResult]:
-    chosen = list(suite.tests)
-    if opts.quick:
-        prompts: list[str] = []
-        for t in suite.tests:
-            if t.prompt not in prompts:
-                prompts.append(t.prompt)
-        chosen = [t for t in suite.tests if t.prompt in prompts[:QUICK_TESTS]]
-    replies: dict[tuple[str | None, str, int], tuple[str, str | None, float]] = {}
-    results = []
-    for test in chosen:
-        key = (test.system, test.prompt, test.max_tokens)
+               client: httpx.Client, progress: Progress, problems: list[str]) -> list[suites.TestResult]:
+    """``suites.run_suite`` with each reply a measured, traced request and each verdict a span
+    under the chat span of the reply it judged."""
+    chat_spans: dict[tuple[str | None, str, int], SpanContext] = {}  # reply key → its request's span
+
+    def complete(test: suites.SuiteTest) -> str:
         with spans.chat(model, server.base_url, server.provider, case="suite", test=test.name) as span:
-            if key not in replies:
-                run = measure_run(server.base_url, model, test.messages(), max_tokens=test.max_tokens,
-                                  client=client, api_key=opts.api_key)
-                record_run(span, run)
-                error = None if run.ok else f"{run.error_kind}: {run.error} (evidence: {(run.evidence or '')[:300]!r})"
-                replies[key] = (run.text, error, (run.e2e_ms or 0) / 1000)
-                progress.on_request(test.name)
-            response, error, duration = replies[key]
-            verdict = suites.check(test, response) if error is None else suites.Verdict(False, f"no response: {error}")
-            record_test(span, test.name, test.category, verdict.passed, verdict.reason)
-        results.append(suites.TestResult(
-            suite=suite.name, suite_version=suite.version, test=test.name, category=test.category,
-            checker=test.checker, prompt=test.prompt, response=response, extracted=jsonable(verdict.extracted),
-            passed=verdict.passed, reason=verdict.reason, duration_s=duration, error=error))
-    return results
+            run = measure_run(server.base_url, model, test.messages(), max_tokens=test.max_tokens,
+                              client=client, api_key=opts.api_key)
+            record_run(span, run)
+        chat_spans[test.reply_key] = span.get_span_context()
+        progress.on_request(test.name)
+        if not run.ok:
+            failure = describe_failure(run)
+            problems.append(f"suite {test.name}: {failure}")
+            raise NoReply(failure)
+        return run.text
+
+    def judged(test: suites.SuiteTest, result: suites.TestResult) -> None:
+        spans.test(result, chat_spans.get(test.reply_key))
+
+    return suites.run_suite(suite, complete, on_result=judged)
 
 
 def _plausibility(case_results: list[speed.CaseResult], lookup: GgufLookup, hw: Hardware) -> dict[str, Any]:

@@ -1,27 +1,41 @@
 """The bench runner's own telemetry: every request a gen_ai ``chat`` span, under one
 root span per model run that carries the ``bench.*`` results.
 
+The tree of one model run (``bench.kind`` marks the two kinds the lake's views read)::
+
+    bench <model>          invoke_workflow; bench.kind=model_run, suite, settings, then
+                           the summary (record_summary) and an error status on failures
+    ├── chat <model>       one per request (speed case or suite reply): record_run
+    │   └── test <name>    bench.kind=test: one per judged test, under the reply it judged
+    └── …
+
 Exported with the OTel SDK's OTLP/HTTP exporter, so results flow through the same
-collector and lake as production telemetry (the ``bench_results`` view reads them
-back). Attribute names follow the GenAI conventions
-(https://opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-spans/).
+collector and lake as production telemetry: the ``bench_results`` and ``bench_tests``
+views (storage/queries.py) read them back, by the attribute names used here. Attribute
+names follow the GenAI conventions where one exists
+(https://opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-spans/). A test span has no
+``gen_ai.*`` attribute, so the lake does not count it as a model call.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Iterator
 from urllib.parse import urlparse
 
 from bench_runner.client import RunResult
+from bench_runner.suites import TestResult
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.trace import INVALID_SPAN_CONTEXT as _INVALID
-from opentelemetry.trace import NonRecordingSpan, Span, Status, StatusCode, Tracer
+from opentelemetry.trace import NonRecordingSpan, Span, SpanContext, Status, StatusCode, Tracer, set_span_in_context
 
 SERVICE_NAME = "otelbench-bench"
+SCOPE_NAME = "otelbench.bench_runner"  # the lake's bench views select on it (spans.scope_name)
 DEFAULT_OTLP_ENDPOINT = "http://127.0.0.1:4318"
+REASON_CHARS = 500
 
 
 class _CountingExporter(SpanExporter):
@@ -64,11 +78,16 @@ class BenchSpans:
         )
         self._provider = TracerProvider(resource=Resource.create({"service.name": SERVICE_NAME}))
         self._provider.add_span_processor(BatchSpanProcessor(self._exporter))
-        self.tracer = self._provider.get_tracer("otelbench.bench_runner")
+        self.tracer = self._provider.get_tracer(SCOPE_NAME)
 
     @contextmanager
-    def model_run(self, model: str, base_url: str, suite: str, suite_version: str) -> Iterator[Span]:
-        """The root span of one model's benchmark: ``invoke_workflow bench <model>``."""
+    def model_run(self, model: str, base_url: str, suite: str, suite_version: str, *, provider: str | None = None,
+                  settings: Mapping[str, Any] | None = None) -> Iterator[Span]:
+        """The root span of one model's benchmark: ``invoke_workflow bench <model>``.
+
+        ``settings`` become ``bench.<key>`` attributes from the start, so a run that dies
+        half-way still says how it was run.
+        """
         if self.tracer is None:
             yield NonRecordingSpan(_INVALID)
             return
@@ -79,7 +98,9 @@ class BenchSpans:
             "bench.kind": "model_run",
             "bench.suite": suite,
             "bench.suite.version": suite_version,
+            **({"gen_ai.provider.name": provider} if provider else {}),
             **_server_attrs(base_url),
+            **_bench_attrs(settings or {}),
         }
         with self.tracer.start_as_current_span(f"bench {model}", attributes=attrs) as span:
             yield span
@@ -101,6 +122,25 @@ class BenchSpans:
             attrs["bench.test.name"] = test
         with self.tracer.start_as_current_span(f"chat {model}", attributes=attrs) as span:
             yield span
+
+    def test(self, result: TestResult, reply: SpanContext | None = None) -> None:
+        """One judged test: an instant span under the chat span of the reply it judged
+        (``reply``; else under the current span, the model run)."""
+        if self.tracer is None:
+            return
+        parent = set_span_in_context(NonRecordingSpan(reply)) if reply is not None and reply.is_valid else None
+        attrs = {
+            "bench.kind": "test",
+            "bench.suite": result.suite,
+            "bench.suite.version": result.suite_version,
+            "bench.test.name": result.test,
+            "bench.test.category": result.category,
+            "bench.test.checker": result.checker,
+            "bench.test.verdict": "pass" if result.passed else "fail",
+            "bench.test.reason": result.reason[:REASON_CHARS],
+        }
+        with self.tracer.start_as_current_span(f"test {result.test}", context=parent, attributes=attrs):
+            pass
 
     def shutdown(self) -> dict[str, int]:
         """Flush and stop; returns exported/failed counts (for the report)."""
@@ -135,25 +175,26 @@ def record_run(span: Span, run: RunResult) -> None:
         span.set_attribute("error.type", str(run.error_kind or "bench_run_failed"))
 
 
-def record_test(span: Span, name: str, category: str, passed: bool, reason: str) -> None:
-    if span.is_recording():
-        span.set_attribute("bench.test.name", name)
-        span.set_attribute("bench.test.category", category)
-        span.set_attribute("bench.test.verdict", "pass" if passed else "fail")
-        span.set_attribute("bench.test.reason", reason[:500])
-
-
-def record_summary(span: Span, summary: dict[str, Any]) -> None:
-    """The model run's results on its root span: scores, medians, confidence."""
+def record_summary(span: Span, summary: Mapping[str, Any], problems: Sequence[str] = ()) -> None:
+    """The model run's results on its root span: scores, medians, confidence, and the
+    number of failures (``bench.failures``); any failure makes the span's status ERROR,
+    described by the first."""
     if not span.is_recording():
         return
-    for key, value in summary.items():
-        if value is None:
-            continue
+    span.set_attributes(_bench_attrs({**summary, "failures": len(problems)}))
+    if problems:
+        span.set_status(Status(StatusCode.ERROR, f"{len(problems)} failures; first: {problems[0]}"[:REASON_CHARS]))
+
+
+def _bench_attrs(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``bench.<key>`` attributes; None is left out, sequences become string arrays."""
+    out: dict[str, Any] = {}
+    for key, value in values.items():
         if isinstance(value, (list, tuple)):
-            span.set_attribute(f"bench.{key}", [str(v) for v in value])
+            out[f"bench.{key}"] = [str(v) for v in value]
         elif isinstance(value, (bool, int, float, str)):
-            span.set_attribute(f"bench.{key}", value)
+            out[f"bench.{key}"] = value
+    return out
 
 
 def _server_attrs(base_url: str) -> dict[str, Any]:

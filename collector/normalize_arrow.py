@@ -739,7 +739,7 @@ def _messages(kv: _KV, message_events: np.ndarray) -> tuple[pl.DataFrame, np.nda
     return pl.DataFrame({"input_messages": input_messages, "output_messages": output_messages}), reference, outputs
 
 
-def resolve_finish_reasons(kv: _KV, finish_row: pl.Series, output: pl.Series, outputs: dict[int, Any]) -> pl.Series:
+def _finish_reasons(kv: _KV, finish_row: pl.Series, output: pl.Series, outputs: dict[int, Any]) -> pl.Series:
     """A plain string value → [it], vectorized; a list, a JSON-looking string, or no
     usable value but output messages → the reference's ``resolve_finish_reasons``."""
     n = kv.n
@@ -817,7 +817,7 @@ def _genai_columns(core: pl.DataFrame, kv: _KV, events: _Events) -> tuple[dict[s
         g = g.with_columns(stage)
     res = g.select(_GENAI_COLUMNS_VECTORIZED + ["_is_genai"]).with_columns(messages)
     columns = {name: res[name] for name in res.columns}
-    columns["finish_reasons"] = resolve_finish_reasons(kv, al["_finish_row"], res["output_messages"], outputs)
+    columns["finish_reasons"] = _finish_reasons(kv, al["_finish_row"], res["output_messages"], outputs)
     return columns, np.flatnonzero(reference)
 
 

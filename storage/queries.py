@@ -13,6 +13,8 @@ Views (documented column by column in docs/schema.md):
 - ``span_agents``: spans that name an agent, by key.
 - ``llm_calls``, ``tool_calls``: one row per llm / tool span, with its agent resolved.
 - ``agent_runs``: one row per trace that did any llm, agent or tool work.
+- ``bench_results``, ``bench_tests``: ``otelbench bench`` results, one row per model run
+  and one per judged test, read from the bench runner's spans.
 
 Cost notes (measured with benchmarks/query.py; duckdb 2.0.1). A call's agent is
 ``spans.resolved_agent``, which the lake fills when it writes and compacts; only rows it
@@ -35,7 +37,8 @@ from pathlib import Path
 
 from storage.schema import PARTITION_COLUMN, TABLES
 
-VIEW_NAMES = ("spans", "logs", "metrics", "span_messages", "span_agents", "llm_calls", "tool_calls", "agent_runs")
+VIEW_NAMES = ("spans", "logs", "metrics", "span_messages", "span_agents", "llm_calls", "tool_calls", "agent_runs",
+              "bench_results", "bench_tests")
 
 _GLOB_CHARS = set("*?[]{}")
 
@@ -255,6 +258,92 @@ LEFT JOIN llm_io AS io ON io.trace_id = t.trace_id
 WHERE t.genai_spans > 0"""
 
 
+# --------------------------------------------------------------------------- bench
+# ``otelbench bench`` exports its results as spans (bench_runner/spans.py has the tree):
+# a root span per model run (bench.kind = model_run) carrying the results as ``bench.*``
+# attributes, a chat span per request, and under each chat span a span per test judged on
+# its reply (bench.kind = test). The views read those attributes from ``spans.attributes``;
+# their names are the runner's, formatted into the SQL as constants of ours. The
+# runner's instrumentation scope picks its spans cheaply before any JSON is parsed.
+BENCH_SCOPE = "otelbench.bench_runner"
+
+
+def bench_attr(name: str, cast: str = "VARCHAR", alias: str = "s") -> str:
+    """One ``bench.*`` (or other) span attribute as ``cast``; NULL when absent or unfit."""
+    path = sql_string(f'$."{name}"')
+    if cast.endswith("[]"):  # a string array: the JSON array, cast as a whole
+        return f"TRY_CAST(json_extract({alias}.attributes, {path}) AS {cast})"
+    value = f"json_extract_string({alias}.attributes, {path})"
+    return value if cast == "VARCHAR" else f"TRY_CAST({value} AS {cast})"
+
+
+def _bench_spans(kind: str) -> str:
+    return f"s.scope_name = {sql_string(BENCH_SCOPE)} AND {bench_attr('bench.kind')} = {sql_string(kind)}"
+
+
+def bench_results_sql() -> str:
+    """One row per model run: the root span of ``bench <model>`` and its summary."""
+    return f"""CREATE OR REPLACE VIEW bench_results AS
+SELECT
+    s.trace_id, s.start_time, s.duration_ms,
+    s.request_model AS model, s.provider,
+    {bench_attr('bench.server.kind')} AS server_kind,
+    {bench_attr('server.address')} AS server_address,
+    {bench_attr('server.port', 'INTEGER')} AS server_port,
+    {bench_attr('bench.suite')} AS suite,
+    {bench_attr('bench.suite.version')} AS suite_version,
+    {bench_attr('bench.speed.version')} AS speed_version,
+    {bench_attr('bench.quick', 'BOOLEAN')} AS quick,
+    {bench_attr('bench.runs', 'INTEGER')} AS runs,
+    {bench_attr('bench.decode_tps.median', 'DOUBLE')} AS decode_tps_median,
+    {bench_attr('bench.ttft_ms.median', 'DOUBLE')} AS ttft_ms_median,
+    {bench_attr('bench.prefill_tps.median', 'DOUBLE')} AS prefill_tps_median,
+    {bench_attr('bench.ability_score', 'DOUBLE')} AS ability_score,
+    {bench_attr('bench.agent_fitness_score', 'DOUBLE')} AS agent_fitness_score,
+    {bench_attr('bench.tests_passed', 'INTEGER')} AS tests_passed,
+    {bench_attr('bench.tests_total', 'INTEGER')} AS tests_total,
+    {bench_attr('bench.confidence')} AS confidence,
+    {bench_attr('bench.reasons', 'VARCHAR[]')} AS confidence_reasons,
+    {bench_attr('bench.gguf.quantization')} AS quantization,
+    {bench_attr('bench.gguf.architecture')} AS architecture,
+    {bench_attr('bench.failures', 'INTEGER')} AS failures,
+    CASE WHEN s.status_code = 'error' THEN 'error' ELSE 'ok' END AS status,
+    s.error_message,
+    s.owner, s.date
+FROM spans AS s
+WHERE {_bench_spans('model_run')}"""
+
+
+def bench_tests_sql() -> str:
+    """One row per judged test; the model is the one its reply's chat span asked for."""
+    return f"""CREATE OR REPLACE VIEW bench_tests AS
+WITH tests AS NOT MATERIALIZED (
+    SELECT s.* FROM spans AS s WHERE {_bench_spans('test')}
+),
+replies AS (
+    SELECT c.trace_id, c.span_id, any_value(c.request_model) AS model
+    FROM spans AS c
+    -- an inner join, not a semi join: a trace_id filter then reaches both sides
+    JOIN (SELECT DISTINCT trace_id, parent_span_id FROM tests) AS t
+      ON c.trace_id = t.trace_id AND c.span_id = t.parent_span_id
+    -- one row per span even if it was stored twice, so the join never duplicates a test
+    GROUP BY c.trace_id, c.span_id
+)
+SELECT
+    s.trace_id, s.span_id, s.parent_span_id AS reply_span_id, s.start_time,
+    r.model,
+    {bench_attr('bench.suite')} AS suite,
+    {bench_attr('bench.suite.version')} AS suite_version,
+    {bench_attr('bench.test.name')} AS test,
+    {bench_attr('bench.test.category')} AS category,
+    {bench_attr('bench.test.checker')} AS checker,
+    {bench_attr('bench.test.verdict')} AS verdict,
+    {bench_attr('bench.test.reason')} AS reason,
+    s.owner, s.date
+FROM tests AS s
+LEFT JOIN replies AS r ON r.trace_id = s.trace_id AND r.span_id = s.parent_span_id"""
+
+
 def view_ddl(lake_root: str | Path) -> list[str]:
     """CREATE VIEW statements, dependencies first."""
     return [
@@ -264,6 +353,8 @@ def view_ddl(lake_root: str | Path) -> list[str]:
         llm_calls_sql(),
         tool_calls_sql(),
         AGENT_RUNS_SQL,
+        bench_results_sql(),
+        bench_tests_sql(),
     ]
 
 

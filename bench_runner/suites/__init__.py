@@ -4,7 +4,8 @@ A suite module (``core_v1``) defines ``SUITE_NAME``, ``SUITE_VERSION``, ``CHECKE
 (checker id → function of the full response text and the test's data) and
 ``build_suite()``. This package holds what every suite shares: the data types, the
 registry, ``check``, ``run_suite`` (the model call is passed in, so running is pure
-apart from it), ``score``, and the tolerant readers of model replies (reasoning blocks,
+apart from it; a per-test callback lets the caller record each verdict as it is made),
+``score``, and the tolerant readers of model replies (reasoning blocks,
 fenced code, embedded JSON, a small JSON-schema subset).
 
 A version names frozen prompts and checkers: change either and the version changes, so
@@ -18,7 +19,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 Category = Literal["ability", "agent"]
@@ -56,6 +57,11 @@ class SuiteTest:
         head = [{"role": "system", "content": self.system}] if self.system else []
         return [*head, {"role": "user", "content": self.prompt}]
 
+    @property
+    def reply_key(self) -> tuple[str | None, str, int]:
+        """Tests with equal keys send the same request, so they are judged on one reply."""
+        return (self.system, self.prompt, self.max_tokens)
+
 
 Checker = Callable[[str, Mapping[str, Any]], Verdict]
 
@@ -72,6 +78,20 @@ class Suite:
             if test.name == name:
                 return test
         raise KeyError(f"{self.version} has no test {name!r}")
+
+    @property
+    def replies(self) -> int:
+        """How many completions running the suite asks for (tests sharing a reply ask once)."""
+        return len({t.reply_key for t in self.tests})
+
+    def first(self, replies: int) -> Suite:
+        """The same suite cut to the tests judged on its first ``replies`` replies (``--quick``)."""
+        keys: list[tuple[str | None, str, int]] = []
+        for test in self.tests:
+            if test.reply_key not in keys:
+                keys.append(test.reply_key)
+        kept = set(keys[:replies])
+        return replace(self, tests=tuple(t for t in self.tests if t.reply_key in kept))
 
 
 @dataclass(frozen=True)
@@ -119,17 +139,19 @@ def run_suite(
     suite: Suite,
     complete: Callable[[SuiteTest], str],
     *,
+    on_result: Callable[[SuiteTest, TestResult], None] | None = None,
     clock: Callable[[], float] = time.perf_counter,
 ) -> list[TestResult]:
-    """Ask ``complete`` for each test's reply and check it.
+    """Ask ``complete`` for each test's reply and check it; ``on_result`` hears each verdict.
 
-    Tests that share a prompt (the agent-fitness tests judge one syslog triage in three
-    ways) share one completion, so their verdicts describe the same reply.
+    Tests that share a request (``SuiteTest.reply_key``: the agent-fitness tests judge one
+    syslog triage in three ways) share one completion, so their verdicts describe the same
+    reply. A ``complete`` that raises fails the tests of that reply, with the error kept.
     """
     replies: dict[tuple[str | None, str, int], tuple[str, str | None, float]] = {}
     results = []
     for test in suite.tests:
-        key = (test.system, test.prompt, test.max_tokens)
+        key = test.reply_key
         if key not in replies:
             began = clock()
             try:
@@ -138,31 +160,34 @@ def run_suite(
                 replies[key] = ("", f"{type(exc).__name__}: {exc}", clock() - began)
         response, error, duration = replies[key]
         verdict = check(test, response) if error is None else Verdict(False, f"no response: {error}", None)
-        results.append(
-            TestResult(
-                suite=suite.name,
-                suite_version=suite.version,
-                test=test.name,
-                category=test.category,
-                checker=test.checker,
-                prompt=test.prompt,
-                response=response,
-                extracted=verdict.extracted,
-                passed=verdict.passed,
-                reason=verdict.reason,
-                duration_s=duration,
-                error=error,
-            )
+        result = TestResult(
+            suite=suite.name,
+            suite_version=suite.version,
+            test=test.name,
+            category=test.category,
+            checker=test.checker,
+            prompt=test.prompt,
+            response=response,
+            extracted=verdict.extracted,
+            passed=verdict.passed,
+            reason=verdict.reason,
+            duration_s=duration,
+            error=error,
         )
+        results.append(result)
+        if on_result is not None:
+            on_result(test, result)
     return results
 
 
-def score(results: Sequence[TestResult]) -> dict[str, float]:
-    """Share of passed tests per category, 0..1 (0.0 for a category with no results)."""
+def score(results: Sequence[TestResult]) -> dict[str, float | None]:
+    """Share of passed tests per category, 0..1; None for a category with no results (not
+    measured is not 0: ``--quick`` runs no agent-fitness test). A test whose request failed
+    counts as failed."""
 
-    def share(category: Category) -> float:
+    def share(category: Category) -> float | None:
         chosen = [r for r in results if r.category == category]
-        return sum(r.passed for r in chosen) / len(chosen) if chosen else 0.0
+        return sum(r.passed for r in chosen) / len(chosen) if chosen else None
 
     return {"ability": share("ability"), "agent_fitness": share("agent")}
 

@@ -82,7 +82,9 @@ def _bench(args: argparse.Namespace, console, *, started_by_us: bool) -> int:
     try:
         info = servers.probe(args.base_url, args.api_key)
     except servers.ServerDown as exc:
-        console.print(f"[red]server down:[/] {exc}")
+        from rich.markup import escape
+
+        console.print(f"[red]server down:[/] {escape(str(exc))}")
         return 1
     if args.list:
         return _list(info, args, console)
@@ -145,28 +147,34 @@ def _safe(model: str) -> str:
 
 
 def _run_models(info, args, console, started_by_us: bool) -> int:
+    """Each model in turn; one model's failure (even a crash) never costs the others' results."""
+    from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from bench_runner import report, runner, servers, suites
+    from bench_runner import report, runner, servers
     from bench_runner.hardware import probe_hardware
     from bench_runner.spans import BenchSpans
 
     opts = runner.Options(runs=args.runs, warmup=args.warmup, quick=args.quick, speed_only=args.speed_only,
                           concurrency=_levels(args.concurrency), api_key=args.api_key,
                           models_dirs=tuple(args.models_dir))
-    cases, runs, warmup = runner.speed_plan(opts)
-    n_tests = 0 if opts.speed_only else len({t.prompt for t in suites.load_suite(opts.suite).tests})
-    per_model = len(cases) * (runs + warmup) + (min(n_tests, runner.QUICK_TESTS) if opts.quick else n_tests)
+    skipped = {m: why for m in args.models if (why := runner.not_offered(info, m))}
+    problems = list(skipped.values())
+    for p in problems:
+        console.print(f"[red]skipped:[/] {escape(p)}")
+    models = [m for m in args.models if m not in skipped]
+    if not models:
+        return 1
     with console.status("probing hardware (memory bandwidth)…"):
         hardware = probe_hardware()
     spans = BenchSpans(None if args.no_otel else args.otlp_endpoint)
     out_dir = Path(args.out).expanduser()
     out_dir.mkdir(parents=True, exist_ok=True)
-    results, problems = [], []
+    results = []
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=False) as bar:
-        for i, model in enumerate(args.models):
-            task = bar.add_task(f"{_safe(model)}", total=per_model)
+        for i, model in enumerate(models):
+            task = bar.add_task(f"{_safe(model)}", total=runner.planned_requests(opts))
             progress = runner.Progress(
                 on_request=lambda label, task=task: bar.advance(task),
                 on_phase=lambda phase, task=task, model=model: bar.update(task, description=f"{_safe(model)}: {phase}"),
@@ -174,27 +182,28 @@ def _run_models(info, args, console, started_by_us: bool) -> int:
             try:
                 mr = runner.run_model(model, info, hardware, spans, opts, progress)
             except Exception as exc:  # one model's crash must not lose the others' results
-                problems.append(f"{model}: {type(exc).__name__}: {exc}")
-                continue
-            path = out_dir / f"{_safe(model)}-{time.strftime('%Y%m%dT%H%M%S')}.json"
-            path.write_text(json.dumps(mr.result, indent=1, default=str))
-            mr.result["_file"] = str(path)
-            results.append(mr.result)
-            problems += [f"{model}: {p}" for p in mr.problems]
-            if i + 1 < len(args.models) and not started_by_us:
-                bar.console.print(f"{model}: {servers.unload(info, model)}")
+                problems.append(f"{model}: crashed: {type(exc).__name__}: {exc}")
+            else:
+                path = out_dir / f"{_safe(model)}-{time.strftime('%Y%m%dT%H%M%S')}.json"
+                path.write_text(json.dumps(mr.result, indent=1, default=str))
+                mr.result["_file"] = str(path)
+                results.append(mr.result)
+                problems += [f"{model}: {p}" for p in mr.problems]
+            if i + 1 < len(models) and not started_by_us:
+                bar.console.print(escape(f"{model}: {servers.unload(info, model)}"))
     exported = spans.shutdown()
     if args.json:
         print(json.dumps(results[0] if len(results) == 1 else results, indent=1, default=str))
-    console.print(report.summary_table(results))
+    if results:
+        console.print(report.summary_table(results))
     for r in results:
         console.print(report.tests_table(r)) if r.get("tests") else None
-        console.print(f"saved {r['_file']}")
+        console.print(escape(f"saved {r['_file']}"), highlight=False)
     if not args.no_otel:
         console.print(f"spans: {exported['exported']} exported to {args.otlp_endpoint}"
                       + (f", [red]{exported['failures']} export failures[/]" if exported["failures"] else ""))
-    for p in problems:
-        console.print(f"[red]problem:[/] {p}")
+    for p in problems:  # evidence is raw server output: "[...]" in it is not rich markup
+        console.print(f"[red]problem:[/] {escape(p)}", highlight=False)
     return 1 if problems else 0
 
 

@@ -6,6 +6,11 @@ tokens on an exact schedule. The script and its parameters sit in the base URL:
 
     http://127.0.0.1:PORT/paced;ttft_ms=50;rate=100;n=64/v1   (+ /chat/completions)
 
+``GET …/v1/models`` lists ``stub-model``, so ``otelbench bench --base-url <that URL>``
+drives the real CLI through a script end to end. Under ``/by-model/v1`` the request's
+``model`` picks the script instead and every script is listed as a model, so one base URL
+serves a failing model next to a working one.
+
 ``GET /stub/last_trace`` returns the stub's own clock readings (``perf_counter_ns``,
 CLOCK_MONOTONIC on Linux, shared by all processes) of the last completed script, so a
 benchmark can tell the stub's pacing error from the client's measuring error.
@@ -29,6 +34,7 @@ from typing import Any
 
 SPIN_NS = 1_000_000  # busy-wait the last millisecond: sleep() overshoots by ~0.1 ms or more
 MODEL = "stub-model"
+BY_MODEL = "by-model"  # the pseudo-script whose requests name their script as the model
 
 
 def wait_until(deadline_ns: int, spin_ns: int = SPIN_NS) -> None:
@@ -308,6 +314,11 @@ def parse_path(path: str) -> tuple[str, dict[str, float]]:
     return name, {k: float(v) for k, v in (pair.split("=", 1) for pair in pairs)}
 
 
+def models(path: str) -> list[str]:
+    """The model ids ``GET <path>`` lists: every script under ``/by-model``, else the one."""
+    return sorted(SCRIPTS) if parse_path(path)[0] == BY_MODEL else [MODEL]
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
@@ -327,16 +338,27 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:  # noqa: N802
-        body = json.dumps(self.server.last_trace).encode() if self.path == "/stub/last_trace" else b"{}"
-        self.send_response(200 if self.path == "/stub/last_trace" else 404)
+        status, answer = 404, {}
+        if self.path == "/stub/last_trace":
+            status, answer = 200, self.server.last_trace
+        elif self.path.endswith("/v1/models"):
+            status, answer = 200, {"object": "list", "data": [
+                {"id": m, "object": "model", "created": 0, "owned_by": "stub"} for m in models(self.path)]}
+        body = json.dumps(answer).encode()
+        self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
 
     def do_POST(self) -> None:  # noqa: N802
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        request = self.rfile.read(int(self.headers.get("Content-Length", 0)))
         name, params = parse_path(self.path)
+        if name == BY_MODEL:
+            try:
+                name = str(json.loads(request).get("model"))
+            except (ValueError, AttributeError):
+                name = ""
         script = SCRIPTS.get(name)
         if script is None:
             self.send_error(404, f"no script {name!r}")

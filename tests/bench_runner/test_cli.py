@@ -80,6 +80,14 @@ def test_spans_reach_the_lake(quick_run):
     assert chats[0][0] >= n_requests and chats[0][1] == 1  # one trace per model run
     tests = db.query("SELECT count(*) FROM spans WHERE attributes->>'$.\"bench.test.verdict\"' IN ('pass', 'fail')").rows
     assert tests[0][0] == len(r["tests"])
+    # the lake's views of them: one row per model run, one per judged test
+    medium = r["summary"]["cases"]["medium-200"]
+    assert db.query("SELECT model, suite_version, quantization, decode_tps_median, ability_score, confidence, "
+                    "tests_total, status FROM bench_results").rows == [
+        (r["model"], "core-v1", "Q4_1", medium["decode_tps"]["median"], r["summary"]["ability_score"],
+         r["plausibility"]["confidence"], len(r["tests"]), "ok")]
+    judged = db.query("SELECT model, test, verdict FROM bench_tests ORDER BY start_time").rows
+    assert judged == [(r["model"], t["name"], t["verdict"]) for t in r["tests"]]
 
 
 def test_list_and_check(llama_server, tmp_path):

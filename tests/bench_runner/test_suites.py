@@ -391,6 +391,22 @@ def test_run_suite_shares_one_reply_between_the_agent_tests_and_scores_it() -> N
     assert len({r.response for r in results if r.category == "agent"}) == 1
 
 
+def test_on_result_hears_every_verdict_in_order_as_it_is_made() -> None:
+    heard: list[tuple[str, str, bool]] = []
+    results = run_suite(SUITE, lambda test: PERFECT[test.name],
+                        on_result=lambda test, result: heard.append((test.name, result.test, result.passed)))
+    assert heard == [(r.test, r.test, r.passed) for r in results]
+    assert [name for name, _, _ in heard] == [t.name for t in SUITE.tests]
+
+
+def test_first_keeps_the_tests_of_the_first_replies() -> None:
+    assert SUITE.replies == len(PERFECT) < len(SUITE.tests)  # the syslog tests share a reply
+    quick = SUITE.first(2)
+    assert [t.name for t in quick.tests] == list(PERFECT)[:2] and quick.replies == 2
+    assert quick.version == SUITE.version
+    assert SUITE.first(SUITE.replies).tests == SUITE.tests
+
+
 def test_a_failing_model_call_is_a_failed_result_not_a_crash() -> None:
     def complete(test: SuiteTest) -> str:
         raise ConnectionError("server went away")
@@ -414,8 +430,8 @@ def _result(category: str, passed: bool) -> TestResult:
 @pytest.mark.parametrize(
     ("results", "expected"),
     [
-        ([], {"ability": 0.0, "agent_fitness": 0.0}),
-        ([_result("ability", True), _result("ability", False)], {"ability": 0.5, "agent_fitness": 0.0}),
+        ([], {"ability": None, "agent_fitness": None}),  # not measured is not 0
+        ([_result("ability", True), _result("ability", False)], {"ability": 0.5, "agent_fitness": None}),
         ([_result("agent", True), _result("agent", True), _result("agent", False), _result("ability", True)],
          {"ability": 1.0, "agent_fitness": 2 / 3}),
     ],

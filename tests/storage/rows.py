@@ -5,6 +5,7 @@ test names only what it is about."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -78,6 +79,26 @@ def tool(trace: int = 1, span_id: int = 3, parent: int | None = 1, name: str = "
     defaults = dict(name=f"execute_tool {name}", span_type="tool", operation="execute_tool", tool_name=name,
                     tool_call_id=f"call_{span_id}")
     return span(trace, span_id, parent, **{**defaults, **values})
+
+
+BENCH_SCOPE = "otelbench.bench_runner"  # bench_runner.spans.SCOPE_NAME
+
+
+def bench_run(trace: int = 1, span_id: int = 1, model: str = "qwen", **attributes: Any) -> dict[str, Any]:
+    """The root span of an ``otelbench bench`` model run: its results as ``bench.*`` attributes."""
+    attrs = {"bench.kind": "model_run", "bench.suite": "core", "bench.suite.version": "core-v1", **attributes}
+    return span(trace, span_id, None, name=f"bench {model}", scope_name=BENCH_SCOPE, span_type="agent",
+                operation="invoke_workflow", agent_name="otelbench-bench", request_model=model,
+                attributes=json.dumps(attrs))
+
+
+def bench_test(trace: int = 1, span_id: int = 3, reply: int = 2, name: str = "json_book", verdict: str = "pass",
+               **attributes: Any) -> dict[str, Any]:
+    """A judged test of a bench run, under the chat span ``reply`` it judged."""
+    attrs = {"bench.kind": "test", "bench.suite": "core", "bench.suite.version": "core-v1",
+             "bench.test.name": name, "bench.test.category": "ability", "bench.test.checker": "json_schema",
+             "bench.test.verdict": verdict, "bench.test.reason": f"{name}: {verdict}", **attributes}
+    return span(trace, span_id, reply, name=f"test {name}", scope_name=BENCH_SCOPE, attributes=json.dumps(attrs))
 
 
 def log(trace: int | None = 1, span_id: int | None = 2, *, at: float = 0.0, **values: Any) -> dict[str, Any]:

@@ -16,7 +16,7 @@ import pytest
 from storage import queries
 from storage.duckdb import open_lake
 from storage.lake import Lake
-from tests.storage.rows import agent, batch, llm, log, tool
+from tests.storage.rows import BENCH_SCOPE, agent, batch, bench_run, bench_test, llm, log, tool
 
 ROOT = Path(__file__).resolve().parents[2]
 QUERY = "SELECT agent, span_id, start_time, finish_reasons, cost_usd, error_message FROM llm_calls ORDER BY span_id"
@@ -141,6 +141,28 @@ def test_print_views_runs_in_the_real_duckdb_cli(lake: Lake, tmp_path: Path, how
         expected = gw.query(query).rows
     assert list(csv.reader(io.StringIO(run.stdout))) == [[name, str(n)] for name, n in expected]
     assert ("llm_calls", 3) in expected and ("span_messages", 1) in expected
+
+
+@pytest.mark.skipif(DUCKDB_CLI is None, reason="no duckdb CLI binary beside the interpreter or on PATH")
+def test_bench_views_read_in_the_real_duckdb_cli(lake: Lake, tmp_path: Path) -> None:
+    """The bench views' JSON reads and casts (a string array among them) give the CLI's
+    DuckDB the same rows as ours."""
+    lake.write_batch("02", batch(spans=[
+        bench_run(5, 1, "qwen", **{"bench.reasons": ["a, b", "c"], "bench.decode_tps.median": 41.5,
+                                   "bench.quick": True, "bench.failures": 2}),
+        llm(5, 2, 1, request_model="qwen", scope_name=BENCH_SCOPE),
+        bench_test(5, 3, 2, "json_book", "pass"),
+    ]))
+    views = otelbench("--lake", str(lake.root), "--print-views").stdout
+    query = ("SELECT r.model, r.confidence_reasons, r.decode_tps_median, r.quick, r.failures, t.test, t.verdict "
+             "FROM bench_results AS r JOIN bench_tests AS t USING (trace_id)")
+    run = subprocess.run([DUCKDB_CLI, "-csv", "-noheader", "-bail"], input=views + query + ";\n",
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and "Error" not in run.stderr, run.stderr
+    with open_lake(lake.root) as gw:
+        expected = gw.query(query).rows
+    assert expected == [("qwen", ["a, b", "c"], 41.5, True, 2, "json_book", "pass")]
+    assert list(csv.reader(io.StringIO(run.stdout))) == [["qwen", "['a, b', c]", "41.5", "true", "2", "json_book", "pass"]]
 
 
 def test_run_directly_without_the_cli(lake: Lake, capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,7 +12,7 @@ import pytest
 from storage import queries
 from storage.duckdb import Gateway, open_lake
 from storage.lake import Lake
-from tests.storage.rows import agent, batch, llm, log, span, tool
+from tests.storage.rows import BENCH_SCOPE, agent, batch, bench_run, bench_test, llm, log, sid, span, tool
 
 USER = [{"role": "user", "parts": [{"type": "text", "content": "hi"}]}]
 SYSTEM = [{"role": "system", "parts": [{"type": "text", "content": "be brief"}]}]
@@ -382,3 +382,29 @@ def test_a_side_without_events_stays_null(lake: Lake) -> None:
     with open_lake(lake.root) as gw:
         row = one(gw, "SELECT input_messages, output_messages FROM llm_calls")
     assert json.loads(row["input_messages"]) == USER and row["output_messages"] is None
+
+
+# ------------------------------------------------------------------ bench_results, bench_tests
+def test_bench_views_read_the_bench_runners_spans_only(lake: Lake) -> None:
+    reasons = ["short-50: median output of 3 tokens (< 16)", "short-50: 1 timed run(s) (< 5)"]
+    reply = llm(1, 2, 1, request_model="qwen", scope_name=BENCH_SCOPE)
+    lake.write_batch("01", batch(spans=[
+        bench_run(1, 1, "qwen", **{"bench.decode_tps.median": 41.5, "bench.reasons": reasons, "bench.quick": True,
+                                   "bench.failures": 0, "server.port": 1234, "bench.runs": "five"}),
+        reply,
+        bench_test(1, 3, 2, "json_book", "pass"),
+        bench_test(1, 4, 2, "count_stars", "fail"),
+        # another producer's spans that happen to use the bench attributes: not bench results
+        span(2, 1, attributes=j({"bench.kind": "model_run"}), scope_name="someone.else"),
+        span(2, 2, 1, attributes=j({"bench.kind": "test"}), scope_name="someone.else"),
+    ]))
+    lake.write_batch("02", batch(spans=[reply]))  # the reply delivered twice: no test doubles
+    with open_lake(lake.root) as gw:
+        run = one(gw, "SELECT model, suite_version, decode_tps_median, confidence_reasons, quick, failures, "
+                      "server_port, runs, ability_score, status FROM bench_results")
+        assert run == {"model": "qwen", "suite_version": "core-v1", "decode_tps_median": 41.5,
+                       "confidence_reasons": reasons, "quick": True, "failures": 0, "server_port": 1234,
+                       "runs": None,  # not a number: NULL, not an error for the whole view
+                       "ability_score": None, "status": "ok"}  # absent: NULL
+        tests = gw.query("SELECT test, verdict, model, reply_span_id, suite FROM bench_tests ORDER BY test").rows
+        assert tests == [("count_stars", "fail", "qwen", sid(2), "core"), ("json_book", "pass", "qwen", sid(2), "core")]
