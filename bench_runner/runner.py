@@ -169,6 +169,9 @@ def run_model(
             concurrency = speed.concurrency(
                 list(opts.concurrency), base_url=base_url, model=model, runs_per_client=1 if opts.quick else 2,
                 client_factory=lambda: httpx.Client(timeout=httpx.Timeout(120, connect=5)), api_key=opts.api_key)
+            for level in concurrency:
+                for kind, count in level["failures"].items():
+                    problems.append(f"concurrency {level['n_clients']}: {count} × {kind}")
         tests: list[suites.TestResult] = []
         if not opts.speed_only:
             progress.on_phase("suite")

@@ -119,5 +119,7 @@ def concurrency(
                 c.close()
         d = load.to_dict()
         d.pop("results", None)
+        # the evidence of what failed under load (the successes are summarized above)
+        d["failed_runs"] = [r.to_dict() for r in load.results if not r.ok]
         out.append(d)
     return out

@@ -153,3 +153,17 @@ def test_a_wholly_failing_model_does_not_stop_the_next(stub: StubServer, capsys:
     assert "skipped: model 'missing-model' is not offered" in text
     assert "problem: hangup: short-50: transport: " in text and "problem: normal" not in text
     assert text.count("saved ") == 2
+
+
+def test_failures_under_concurrency_are_counted_and_kept(stub: StubServer, capsys: pytest.CaptureFixture[str],
+                                                         tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    code = main(["bench", MODEL, "--base-url", stub.base_url("http500"), "--quick", "--speed-only", "--no-otel",
+                 "--concurrency", "2", "--out", str(out)])
+    text = "".join(capsys.readouterr())
+    assert code == 1
+    level = saved(out)[MODEL]["summary"]["concurrency"][0]
+    assert (level["n_clients"], level["n_ok"], level["failures"]) == (2, 0, {"http-status": 2})
+    assert [r["http_status"] for r in level["failed_runs"]] == [500, 500]
+    assert all("model crashed: out of memory" in r["evidence"] for r in level["failed_runs"])
+    assert f"problem: {MODEL}: concurrency 2: 2 × http-status" in text
