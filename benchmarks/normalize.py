@@ -86,7 +86,7 @@ def main() -> None:
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
     from collector.normalize import normalize_traces
-    from collector.normalize_arrow import _handler, normalize_traces_arrow
+    from collector.normalize_arrow import normalize_traces_arrow, ptars_handler
 
     payloads = make_payloads(args.spans, args.per_request, args.seed)
     owners = ["bench"] * len(payloads)
@@ -102,7 +102,7 @@ def main() -> None:
         normalize_traces_arrow(payloads, owners)
 
     def decode_only() -> None:
-        _handler().list_to_record_batch(payloads)
+        ptars_handler().list_to_record_batch(payloads)
 
     print(f"{n} spans in {len(payloads)} requests of {args.per_request} ({mib:.1f} MiB), median of {args.runs} runs,"
           f" {'allocators retaining memory' if tuned else 'default allocators'}, load average "

@@ -29,7 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 
 PRICES_FILE = Path(__file__).with_name("prices.json")
-_PER_TOKEN = 1e-6  # the table is in USD per 1M tokens
+PER_TOKEN = 1e-6  # the table is in USD per 1M tokens
 _SEPARATORS = frozenset("-:@_")
 
 
@@ -98,7 +98,7 @@ def cost(
         total += read * price.cache_read  # type: ignore[operator]
     if write:
         total += write * price.cache_write  # type: ignore[operator]
-    return total * _PER_TOKEN
+    return total * PER_TOKEN
 
 
 def compute_cost(
