@@ -5,11 +5,19 @@ folder; importing that package needs the ``llm`` CLI, so it is located with
 ``importlib.util.find_spec`` and never imported. ``LlamaServer`` runs
 ``python -m llama_cpp.server`` in its own process group on a free port, waits until
 ``GET /v1/models`` answers, and on exit stops that group and nothing else.
+
+Given several GGUF files, it serves them all from one server through llama-cpp-python's
+``--config_file`` (one entry per model): the server lists every model, keeps one loaded
+(the first, at startup) and swaps it for another when a request names that one — the
+way to benchmark several models one after another with one model in memory at a time.
+Each model's id is its file path, as with a single model, so the bench runner finds the
+GGUF header by the id alone.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import signal
 import socket
@@ -17,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -102,16 +111,32 @@ def _log_tail(path: Path, limit: int = _LOG_TAIL_BYTES) -> str:
         return ""
 
 
+def _model_files(model: Path | str | Sequence[Path | str] | None) -> tuple[Path, ...]:
+    if model is None:
+        return (find_embedded_model(),)
+    paths = (Path(model),) if isinstance(model, (str, os.PathLike)) else tuple(Path(m) for m in model)
+    if not paths:
+        raise ValueError("LlamaServer needs at least one model file")
+    for path in paths:
+        if not path.is_file():
+            raise EmbeddedModelMissing(f"model file not found: {path}")
+    if len({str(p) for p in paths}) != len(paths):
+        raise ValueError(f"the same model file is given twice: {[str(p) for p in paths]}")
+    return paths
+
+
 class LlamaServer:
-    """``python -m llama_cpp.server`` for one GGUF file, as a context manager.
+    """``python -m llama_cpp.server`` for one GGUF file, or several, as a context manager.
 
     >>> with LlamaServer() as server:  # doctest: +SKIP
     ...     OpenAI(base_url=server.base_url, api_key="none")
+    >>> with LlamaServer([small, large]) as server:  # doctest: +SKIP
+    ...     server.model_ids  # both files' paths; `small` is loaded, `large` on first use
     """
 
     def __init__(
         self,
-        model: Path | str | None = None,
+        model: Path | str | Sequence[Path | str] | None = None,
         *,
         host: str = DEFAULT_HOST,
         port: int = 0,
@@ -122,9 +147,11 @@ class LlamaServer:
         stop_grace_s: float = DEFAULT_STOP_GRACE_S,
         extra_args: tuple[str, ...] = (),
     ) -> None:
-        self.model_path = Path(model) if model is not None else find_embedded_model()
-        if not self.model_path.is_file():
-            raise EmbeddedModelMissing(f"model file not found: {self.model_path}")
+        self.model_paths = _model_files(model)
+        self.model_path = self.model_paths[0]  # the one loaded at startup
+        if extra_args and len(self.model_paths) > 1:
+            # with --config_file the server ignores command-line settings
+            raise ValueError("extra_args apply to a single-model server only")
         self.host = host
         self.port = port or free_port(DEFAULT_HOST if host in _WILDCARD_HOSTS else host)
         self.n_ctx = n_ctx
@@ -133,7 +160,9 @@ class LlamaServer:
         self.start_timeout_s = start_timeout_s
         self.stop_grace_s = stop_grace_s
         self.extra_args = tuple(extra_args)
-        self.model_id: str | None = None
+        self.model_id: str | None = None  # the model loaded at startup
+        self.model_ids: tuple[str, ...] = ()  # every model the server offers, in the given order
+        self.config_path: Path | None = None  # the --config_file, with several models
         self.startup_s: float | None = None
         self._proc: subprocess.Popen[bytes] | None = None
 
@@ -155,7 +184,18 @@ class LlamaServer:
     def running(self) -> bool:
         return self._proc is not None and not self._exited()
 
+    def config(self) -> dict[str, object]:
+        """llama-cpp-python's ``--config_file`` content for several models (no alias: the
+        id stays the file path)."""
+        per_model = {"n_ctx": self.n_ctx, "n_threads": self.n_threads, "n_threads_batch": self.n_threads}
+        return {"host": self.host, "port": self.port,
+                "models": [{"model": str(path), **per_model} for path in self.model_paths]}
+
     def command(self) -> list[str]:
+        if len(self.model_paths) > 1:
+            if self.config_path is None:
+                raise LlamaServerError("the config file of a multi-model server is written by start()")
+            return [sys.executable, "-m", "llama_cpp.server", "--config_file", str(self.config_path)]
         return [
             sys.executable,
             "-m",
@@ -180,28 +220,38 @@ class LlamaServer:
             os.close(fd)
             self.log_path = Path(name)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        if len(self.model_paths) > 1:
+            fd, name = tempfile.mkstemp(prefix="otelbench-llama-", suffix=".json")
+            with os.fdopen(fd, "w") as fh:
+                json.dump(self.config(), fh, indent=2)
+            self.config_path = Path(name)
         began = time.perf_counter()
         with self.log_path.open("wb") as log:
             # A new session makes the server the leader of its own process group, so
             # stop() can signal the group without touching the caller's processes, and a
             # Ctrl-C in the caller's terminal reaches the caller, which then stops it.
-            self._proc = subprocess.Popen(
-                self.command(),
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=_die_with_parent,
-            )
+            try:
+                self._proc = subprocess.Popen(
+                    self.command(),
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    preexec_fn=_die_with_parent,
+                )
+            except BaseException:
+                self.stop()  # removes the config file; there is no process yet
+                raise
         try:
-            self.model_id = self._wait_ready(began + self.start_timeout_s)
+            self.model_ids = self._wait_ready(began + self.start_timeout_s)
+            self.model_id = self.model_ids[0]
         except BaseException:
             self.stop()
             raise
         self.startup_s = time.perf_counter() - began
         return self
 
-    def _wait_ready(self, deadline: float) -> str:
+    def _wait_ready(self, deadline: float) -> tuple[str, ...]:
         url = f"{self.base_url}/models"
         with httpx.Client(timeout=2.0, trust_env=False) as client:
             while True:
@@ -215,7 +265,7 @@ class LlamaServer:
                     if response.status_code == 200:
                         data = response.json().get("data") or []
                         if data:
-                            return str(data[0]["id"])
+                            return tuple(str(m["id"]) for m in data)
                 except httpx.TransportError:
                     pass
                 if time.perf_counter() >= deadline:
@@ -256,6 +306,8 @@ class LlamaServer:
 
     def stop(self) -> None:
         """SIGTERM the server's process group, SIGKILL it after the grace period, reap."""
+        if self.config_path is not None:
+            self.config_path.unlink(missing_ok=True)
         proc = self._proc
         if proc is None or proc.returncode is not None:
             return
@@ -293,4 +345,5 @@ class LlamaServer:
 
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped"
-        return f"LlamaServer({self.model_path.name!r}, {self.base_url}, pid={self.pid}, {state})"
+        names = ", ".join(repr(p.name) for p in self.model_paths)
+        return f"LlamaServer({names}, {self.base_url}, pid={self.pid}, {state})"

@@ -4,7 +4,9 @@ Recognized by their own endpoints: Ollama (``/api/tags``), LM Studio
 (``/api/v0/models``), llama.cpp's ``llama-server`` (``/props``), vLLM
 (``owned_by: vllm``), llama-cpp-python (``owned_by: me``). Unloading between
 models uses the server's own API where it has one (Ollama ``keep_alive: 0``, LM
-Studio's unload endpoint). We never kill processes we did not start.
+Studio's unload endpoint). llama-cpp-python has none, but a server started with several
+models keeps one loaded and swaps it when a request names another. We never kill
+processes we did not start.
 """
 
 from __future__ import annotations
@@ -124,4 +126,8 @@ def unload(info: ServerInfo, model: str) -> str:
                 return "unloaded (LM Studio API)" if r.status_code == 200 else f"LM Studio unload answered {r.status_code}"
     except httpx.HTTPError as exc:
         return f"unload failed: {exc}"
+    if info.kind == "llama_cpp_python" and len(info.models) > 1:
+        # its LlamaProxy closes the loaded model before loading the one a request names
+        return ("llama-cpp-python has no unload API; the model stays loaded until a request names another "
+                "of the server's models, which replaces it (one model in memory at a time)")
     return f"{info.kind} has no unload API; the model stays loaded (we never kill a server we did not start)"

