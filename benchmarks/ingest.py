@@ -50,10 +50,13 @@ def make_payloads(n_spans: int, per_request: int, seed: int) -> list[bytes]:
     ]
 
 
-def start_server(workdir: Path, max_unflushed_mib: int) -> tuple[subprocess.Popen, str]:
+def start_server(workdir: Path, max_unflushed_mib: int, max_batch_mib: int | None = None) -> tuple[subprocess.Popen, str]:
+    parquet: dict = {"path": str(workdir / "lake")}
+    if max_batch_mib:
+        parquet["flush"] = {"max_batch_mib": max_batch_mib}
     cfg = {
         "receivers": {"otlp": {"protocols": {"http": {"endpoint": "127.0.0.1:0"}}}},
-        "exporters": {"parquet": {"path": str(workdir / "lake")}},
+        "exporters": {"parquet": parquet},
         "service": {
             "wal": {"dir": str(workdir / "wal"), "fsync": True},
             "limits": {"max_unflushed_mib": max_unflushed_mib},
@@ -240,6 +243,7 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=4)
     ap.add_argument("--overload-seconds", type=float, default=15.0)
     ap.add_argument("--overload-wal-mib", type=int, default=128)
+    ap.add_argument("--max-batch-mib", type=int, default=None, help="flush.max_batch_mib (default: the collector's)")
     args = ap.parse_args()
 
     print(f"generating {args.spans:,} spans in requests of {args.per_request} …", flush=True)
@@ -250,7 +254,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="otelbench-ingest-") as tmp:
         work = Path(tmp)
-        proc, url = start_server(work, max_unflushed_mib=1024)
+        proc, url = start_server(work, max_unflushed_mib=1024, max_batch_mib=args.max_batch_mib)
         sampler = Sampler(proc.pid, work / "wal")
         sampler.start()
         t0 = time.perf_counter()
@@ -291,7 +295,7 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory(prefix="otelbench-overload-") as tmp:
         work = Path(tmp)
-        proc, url = start_server(work, max_unflushed_mib=args.overload_wal_mib)
+        proc, url = start_server(work, max_unflushed_mib=args.overload_wal_mib, max_batch_mib=args.max_batch_mib)
         sampler = Sampler(proc.pid, work / "wal")
         sampler.start()
         codes = open_loop(url, payloads, 2 * sustained_rps, args.overload_seconds)

@@ -19,6 +19,7 @@ stored twice.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import gc
 import json
@@ -27,7 +28,7 @@ import os
 import signal
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from collector import wal
 from collector.config import Config
@@ -221,6 +222,31 @@ class Flusher:
                 return
             if not got:
                 time.sleep(IDLE_POLL_S)
+
+
+# Each batch allocates ~100 MB of short-lived buffers; allocators that hand them back to
+# the kernel at once pay for it again as page faults on the next batch (measured: ~10%
+# more spans/s queryable with these, +20 MiB PSS). glibc (ptars, numpy), polars' jemalloc,
+# pyarrow's mimalloc. Set only where the user has not.
+ALLOCATOR_ENV = {
+    "MALLOC_MMAP_THRESHOLD_": str(1 << 30),
+    "MALLOC_TRIM_THRESHOLD_": str(1 << 32),
+    "MALLOC_TOP_PAD_": str(64 << 20),
+    "_RJEM_MALLOC_CONF": "dirty_decay_ms:-1,muzzy_decay_ms:-1",
+    "MIMALLOC_PURGE_DELAY": "-1",
+}
+
+
+@contextlib.contextmanager
+def worker_environment() -> Iterator[None]:
+    """The environment the worker processes start with (allocators read it at start-up)."""
+    added = {k: v for k, v in ALLOCATOR_ENV.items() if k not in os.environ}
+    os.environ.update(added)
+    try:
+        yield
+    finally:
+        for k in added:
+            os.environ.pop(k, None)
 
 
 def _single_threaded() -> None:

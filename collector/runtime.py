@@ -93,8 +93,9 @@ class Collector:
             )
             for k in range(workers)
         ]
-        for p in self._flushers:
-            p.start()
+        with flusher.worker_environment():
+            for p in self._flushers:
+                p.start()
         deadline = time.monotonic() + FLUSHER_START_TIMEOUT_S
         while not self.state.all_ready:
             for p in self._flushers:

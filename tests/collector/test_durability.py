@@ -117,3 +117,26 @@ def test_sigterm_flushes_and_retires_the_log(tmp_path):
     assert server.proc.wait(60) == 0
     assert open_lake(tmp_path / "lake").query("SELECT count(*) FROM spans").rows == [(sent,)]
     assert not list((tmp_path / "wal").glob("wal-*.log"))
+
+
+def test_flusher_workers_start_with_retaining_allocators_and_the_receiver_does_not(tmp_path, monkeypatch):
+    """The allocator settings reach the worker processes only, and a user's own value wins."""
+    import psutil
+
+    from collector.flusher import ALLOCATOR_ENV
+
+    monkeypatch.setenv("MIMALLOC_PURGE_DELAY", "250")  # the user's choice
+    server = Server(_write_config(tmp_path))
+    try:
+        receiver = psutil.Process(server.proc.pid)
+        workers = [p for p in receiver.children() if "spawn_main" in " ".join(p.cmdline())]
+        assert len(workers) == 2
+        for w in workers:
+            env = w.environ()
+            assert env["MIMALLOC_PURGE_DELAY"] == "250"
+            assert {k: env.get(k) for k in ALLOCATOR_ENV if k != "MIMALLOC_PURGE_DELAY"} == {
+                k: v for k, v in ALLOCATOR_ENV.items() if k != "MIMALLOC_PURGE_DELAY"}
+        assert not set(ALLOCATOR_ENV) - {"MIMALLOC_PURGE_DELAY"} & set(receiver.environ())
+    finally:
+        server.proc.send_signal(signal.SIGTERM)
+        assert server.proc.wait(60) == 0
