@@ -237,16 +237,25 @@ ALLOCATOR_ENV = {
 }
 
 
+# what importing polars writes into os.environ (not a user's choice: ours may replace it)
+_POLARS_JEMALLOC_DEFAULT = "dirty_decay_ms:500,muzzy_decay_ms:1000"
+
+
 @contextlib.contextmanager
 def worker_environment() -> Iterator[None]:
     """The environment the worker processes start with (allocators read it at start-up)."""
-    added = {k: v for k, v in ALLOCATOR_ENV.items() if k not in os.environ}
-    os.environ.update(added)
+    saved = {k: os.environ.get(k) for k in ALLOCATOR_ENV}
+    for k, v in ALLOCATOR_ENV.items():
+        if saved[k] is None or (k == "_RJEM_MALLOC_CONF" and saved[k].startswith(_POLARS_JEMALLOC_DEFAULT)):
+            os.environ[k] = v
     try:
         yield
     finally:
-        for k in added:
-            os.environ.pop(k, None)
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def _single_threaded() -> None:

@@ -126,6 +126,8 @@ def test_flusher_workers_start_with_retaining_allocators_and_the_receiver_does_n
     from collector.flusher import ALLOCATOR_ENV
 
     monkeypatch.setenv("MIMALLOC_PURGE_DELAY", "250")  # the user's choice
+    import polars  # noqa: F401  (writes its own _RJEM_MALLOC_CONF into this process's environment)
+
     server = Server(_write_config(tmp_path))
     try:
         receiver = psutil.Process(server.proc.pid)
@@ -136,7 +138,24 @@ def test_flusher_workers_start_with_retaining_allocators_and_the_receiver_does_n
             assert env["MIMALLOC_PURGE_DELAY"] == "250"
             assert {k: env.get(k) for k in ALLOCATOR_ENV if k != "MIMALLOC_PURGE_DELAY"} == {
                 k: v for k, v in ALLOCATOR_ENV.items() if k != "MIMALLOC_PURGE_DELAY"}
-        assert not set(ALLOCATOR_ENV) - {"MIMALLOC_PURGE_DELAY"} & set(receiver.environ())
+        glibc = {k for k in ALLOCATOR_ENV if k.startswith("MALLOC_")}
+        assert not glibc & set(receiver.environ())  # the receiver keeps the default allocator
     finally:
         server.proc.send_signal(signal.SIGTERM)
         assert server.proc.wait(60) == 0
+
+
+def test_worker_environment_replaces_polars_default_and_restores(monkeypatch):
+    import os
+
+    from collector.flusher import ALLOCATOR_ENV, worker_environment
+
+    monkeypatch.setenv("_RJEM_MALLOC_CONF", "dirty_decay_ms:500,muzzy_decay_ms:1000")  # `import polars` wrote it
+    monkeypatch.setenv("MALLOC_TOP_PAD_", "4096")  # a user's
+    monkeypatch.delenv("MIMALLOC_PURGE_DELAY", raising=False)
+    with worker_environment():
+        assert os.environ["_RJEM_MALLOC_CONF"] == ALLOCATOR_ENV["_RJEM_MALLOC_CONF"]
+        assert os.environ["MALLOC_TOP_PAD_"] == "4096"
+        assert os.environ["MIMALLOC_PURGE_DELAY"] == ALLOCATOR_ENV["MIMALLOC_PURGE_DELAY"]
+    assert os.environ["_RJEM_MALLOC_CONF"] == "dirty_decay_ms:500,muzzy_decay_ms:1000"
+    assert "MIMALLOC_PURGE_DELAY" not in os.environ
