@@ -135,6 +135,20 @@ WHERE a.agent_name IS NOT NULL
 GROUP BY a.trace_id, a.span_id"""
 
 
+def _parents_cte(name: str, children: str, column: str, alias: str, *, where: str = "") -> str:
+    """CTE ``name``: (trace_id, span_id, ``alias``) of the spans that are parents of the
+    rows of CTE ``children``, with their ``column`` — only those parents, one row each."""
+    return f"""{name} AS (
+    SELECT p.trace_id, p.span_id, any_value(p.{column}) AS {alias}
+    FROM spans AS p
+    -- an inner join, not a semi join: a trace_id filter then reaches both sides
+    JOIN (SELECT DISTINCT trace_id, parent_span_id FROM {children}) AS c
+      ON p.trace_id = c.trace_id AND p.span_id = c.parent_span_id{f"{chr(10)}    WHERE {where}" if where else ""}
+    -- one row per span even if it was stored twice, so a join to it never duplicates a child
+    GROUP BY p.trace_id, p.span_id
+)"""
+
+
 def _agent_ctes(span_type: str, extra: str = "") -> str:
     """CTEs ending in ``calls``: every ``span_type`` span, ``agent`` resolved (the rule above).
 
@@ -147,16 +161,7 @@ def _agent_ctes(span_type: str, extra: str = "") -> str:
     return f"""unresolved AS NOT MATERIALIZED (
     SELECT * FROM spans AS s WHERE s.span_type = '{span_type}' AND s.resolved_agent IS NULL
 ),
-parents AS (
-    SELECT a.trace_id, a.span_id, any_value(a.agent_name) AS agent_name
-    FROM spans AS a
-    -- an inner join, not a semi join: a trace_id filter then reaches both sides
-    JOIN (SELECT DISTINCT trace_id, parent_span_id FROM unresolved) AS u
-      ON a.trace_id = u.trace_id AND a.span_id = u.parent_span_id
-    WHERE a.agent_name IS NOT NULL
-    -- one row per span even if it was stored twice, so the join never duplicates a call
-    GROUP BY a.trace_id, a.span_id
-),
+{_parents_cte("parents", "unresolved", "agent_name", "agent_name", where="p.agent_name IS NOT NULL")},
 calls AS (
     SELECT s.*, s.resolved_agent AS agent{extra}
     FROM spans AS s
@@ -320,15 +325,7 @@ def bench_tests_sql() -> str:
 WITH tests AS NOT MATERIALIZED (
     SELECT s.* FROM spans AS s WHERE {_bench_spans('test')}
 ),
-replies AS (
-    SELECT c.trace_id, c.span_id, any_value(c.request_model) AS model
-    FROM spans AS c
-    -- an inner join, not a semi join: a trace_id filter then reaches both sides
-    JOIN (SELECT DISTINCT trace_id, parent_span_id FROM tests) AS t
-      ON c.trace_id = t.trace_id AND c.span_id = t.parent_span_id
-    -- one row per span even if it was stored twice, so the join never duplicates a test
-    GROUP BY c.trace_id, c.span_id
-)
+{_parents_cte("replies", "tests", "request_model", "model")}
 SELECT
     s.trace_id, s.span_id, s.parent_span_id AS reply_span_id, s.start_time,
     r.model,
