@@ -75,7 +75,14 @@ def probe(base_url: str, api_key: str = "local") -> ServerInfo:
             raise ServerDown(f"no OpenAI-compatible server answers at {base_url} ({type(exc).__name__}: {exc})") from exc
         if r.status_code != 200:
             raise ServerDown(f"{base_url}/models answered {r.status_code}: {r.text[:200]}")
-        listing = r.json().get("data", [])
+        try:
+            body = r.json()
+        except ValueError:
+            body = None
+        listing = body.get("data", []) if isinstance(body, dict) else None
+        if not isinstance(listing, list) or not all(isinstance(m, dict) for m in listing):
+            raise ServerDown(f"{base_url}/models answered 200 but not an OpenAI model list "
+                             f"({{\"data\": [...]}}): {r.text[:200]!r}")
         ollama = _get(client, root + "/api/tags")
         if isinstance(ollama, dict) and "models" in ollama:
             return ServerInfo(base_url, "ollama", tuple(_ollama_models(ollama)))
