@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -13,6 +14,14 @@ SECTIONS = (
     ("LLM calls by model", queries.SUMMARY_BY_MODEL),
     ("Tool calls by tool", queries.SUMMARY_BY_TOOL),
 )
+
+
+_TEXT_COLUMNS = ("agent", "model", "provider", "tool", "cost_source")
+
+
+def _model(value: object) -> str:
+    """A model id that is a file path (llama-cpp-python names models by their GGUF) → the file's name."""
+    return value.rsplit("/", 1)[-1] if isinstance(value, str) and value.startswith("/") else _fmt(value)
 
 
 def _fmt(value: object) -> str:
@@ -27,11 +36,21 @@ def _fmt(value: object) -> str:
 
 def print_summary(lake: str, console: Console) -> None:
     gateway = open_lake(lake)
+    if not console.is_terminal:  # piped (CI logs, files): no width to respect, print tables whole
+        console = Console(file=console.file, width=100_000, highlight=False, soft_wrap=False)
     for title, sql in SECTIONS:
         result = gateway.query(sql)
-        table = Table(title=title, title_justify="left")
-        for col in result.columns:
-            table.add_column(col, justify="left" if col in ("agent", "model", "provider", "tool") else "right")
-        for row in result.rows:
-            table.add_row(*(_fmt(v) for v in row))
+        model = result.columns.index("model") if "model" in result.columns else -1
+        rows = [[_model(v) if i == model else _fmt(v) for i, v in enumerate(row)] for row in result.rows]
+        table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+                      collapse_padding=True)
+        for i, col in enumerate(result.columns):
+            # headers wrap at their spaces; values never: a number keeps every digit, a
+            # long name folds over lines rather than losing its end
+            widest = max((len(r[i]) for r in rows), default=1)
+            text = col in _TEXT_COLUMNS
+            table.add_column(col.replace("_", " "), justify="left" if text else "right", overflow="fold",
+                             min_width=min(widest, 8) if text else widest)
+        for row in rows:
+            table.add_row(*row)
         console.print(table)
