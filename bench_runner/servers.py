@@ -57,8 +57,11 @@ def _get(client: httpx.Client, url: str) -> Any | None:
         r = client.get(url)
     except httpx.HTTPError:
         return None
-    if r.status_code != 200:
-        return None
+    return _json(r) if r.status_code == 200 else None
+
+
+def _json(r: httpx.Response) -> Any | None:
+    """The body as JSON; None when it is not JSON."""
     try:
         return r.json()
     except ValueError:
@@ -75,10 +78,7 @@ def probe(base_url: str, api_key: str = "local") -> ServerInfo:
             raise ServerDown(f"no OpenAI-compatible server answers at {base_url} ({type(exc).__name__}: {exc})") from exc
         if r.status_code != 200:
             raise ServerDown(f"{base_url}/models answered {r.status_code}: {r.text[:200]}")
-        try:
-            body = r.json()
-        except ValueError:
-            body = None
+        body = _json(r)
         listing = body.get("data", []) if isinstance(body, dict) else None
         if not isinstance(listing, list) or not all(isinstance(m, dict) for m in listing):
             raise ServerDown(f"{base_url}/models answered 200 but not an OpenAI model list "
