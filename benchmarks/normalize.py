@@ -17,8 +17,8 @@ machine is idle; with two flusher workers per two cores, CPU is what bounds thro
 ``--retain-memory`` re-runs the benchmark in a child process whose allocators keep freed
 memory instead of returning it to the kernel (glibc for ptars and numpy, jemalloc for
 polars, mimalloc for pyarrow). Each batch allocates some 150 MB of fresh buffers and
-page faults on this VM cost ~8 µs/span of system time; long-running flusher workers
-would be configured the same way.
+page faults on this VM cost ~8 µs/span of system time; the settings are the flusher
+workers' own (``collector.flusher.ALLOCATOR_ENV``).
 
     python benchmarks/normalize.py [--spans 20480] [--per-request 512] [--runs 5] [--retain-memory]
 """
@@ -38,14 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-RETAIN_MEMORY_ENV = {
-    "MALLOC_MMAP_THRESHOLD_": str(1 << 30),  # glibc: heap, not mmap, for big buffers...
-    "MALLOC_TRIM_THRESHOLD_": str(1 << 32),  # ...and keep the heap's free top
-    "MALLOC_TOP_PAD_": str(1 << 29),
-    # polars' jemalloc (polars prepends its own 500 ms decay on import; the last setting wins)
-    "_RJEM_MALLOC_CONF": "dirty_decay_ms:-1,muzzy_decay_ms:-1",
-    "MIMALLOC_PURGE_DELAY": "-1",  # pyarrow's mimalloc
-}
+from collector.flusher import ALLOCATOR_ENV  # noqa: E402  (what the flusher workers start with)
 
 
 def make_payloads(n_spans: int, per_request: int, seed: int) -> list[bytes]:
@@ -80,7 +73,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.retain_memory:
         argv = [a for a in sys.argv[1:] if a != "--retain-memory"]
-        env = {**os.environ, **RETAIN_MEMORY_ENV, "OTELBENCH_RETAIN_MEMORY": "1"}
+        env = {**os.environ, **ALLOCATOR_ENV, "OTELBENCH_RETAIN_MEMORY": "1"}
         sys.exit(subprocess.call([sys.executable, __file__, *argv], env=env))
 
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
