@@ -4,8 +4,9 @@ Phase 1 (closed loop): 4 concurrent clients send pre-encoded requests (agent roo
 llm + tool spans, message content 0.5–2 KB) as fast as the collector answers, with
 durability on (fsync group commit). Prints accepted spans/s, spans/s until
 queryable (first request → every span in Parquet), p50/p99 request latency, peak
-RSS of the collector (receiver + flusher processes), and the write-ahead log's
-peak and final size.
+RSS and PSS of the collector (receiver + flusher processes), the write-ahead log's
+peak and final size, and the CPU time per span of each role during the phase
+(the collector's start-up excluded).
 
 Phase 2 (overload): open loop at 2× the rate phase 1 sustained, with a smaller
 WAL bound; prints how many requests were answered 429/503 with Retry-After and
@@ -87,7 +88,18 @@ class Sampler(threading.Thread):
         self.peak_pss = 0
         self.peak_wal = 0
         self.cpu: dict[int, tuple[str, float]] = {}  # pid → (role, CPU seconds so far)
+        self.cpu_before = self.cpu_times()  # start-up (imports, warm-up) is not per-span work
         self.stop = threading.Event()
+
+    def cpu_times(self) -> dict[int, float]:
+        times = {}
+        for p in [self.proc, *self.proc.children(recursive=True)]:
+            try:
+                t = p.cpu_times()
+            except psutil.Error:
+                continue
+            times[p.pid] = t.user + t.system
+        return times
 
     def run(self) -> None:
         procs: list[psutil.Process] = []
@@ -97,8 +109,9 @@ class Sampler(threading.Thread):
                 if time.monotonic() - listed > 1.0:  # listing children scans /proc: not every tick
                     procs, listed = [self.proc, *self.proc.children(recursive=True)], time.monotonic()
                 rss = sum(p.memory_info().rss for p in procs)
-                # PSS costs ~12 ms of kernel time per process: only near a new RSS peak
-                if rss >= 0.95 * self.peak_rss and time.monotonic() - pss_at > 0.5:
+                # PSS costs ~12 ms of kernel time per process, on the collector's cores:
+                # only near a new RSS peak, at most once a second
+                if rss >= 0.95 * self.peak_rss and time.monotonic() - pss_at > 1.0:
                     self.peak_pss, pss_at = max(self.peak_pss, sum(map(pss, procs))), time.monotonic()
                 self.peak_rss = max(self.peak_rss, rss)
                 for p in procs:
@@ -285,8 +298,8 @@ def main() -> None:
         print(f"WAL peak / after flush      {sampler.peak_wal / 2**20:.0f} MiB / {wal_after / 2**20:.0f} MiB")
         print(f"refused (429/503)           {refused}")
         cpu = {"clients": client_cpu, "harness (sampling, polling)": own_cpu - client_cpu}
-        for role, seconds in sampler.cpu.values():
-            cpu[role] = cpu.get(role, 0.0) + seconds
+        for pid, (role, seconds) in sampler.cpu.items():
+            cpu[role] = cpu.get(role, 0.0) + seconds - sampler.cpu_before.get(pid, 0.0)
         print("CPU µs/span                 " + ", ".join(f"{k} {v / total * 1e6:.1f}" for k, v in cpu.items())
               + f" (2 cores × the time until queryable = {2 * t_queryable / total * 1e6:.1f})")
         sustained_rps = len(payloads) / t_queryable

@@ -191,6 +191,10 @@ class Flusher:
     def run(self) -> None:
         pos = self.checkpoint
         last_flush = time.monotonic()
+        # After a full batch the worker is behind: what it reads next has already waited,
+        # so the rest is flushed as soon as it catches up instead of waiting out the
+        # interval (the interval is for gathering a trickle into one file).
+        behind = False
         while True:
             durable = self.state.durable_pos
             stopping = bool(self.state.get("stop"))
@@ -204,7 +208,7 @@ class Flusher:
             caught_up = pos >= durable
             pending = pos != self.checkpoint
             full = self.sink is not None and (self.sink.rows >= self.max_rows or self.sink.payload_bytes >= self.max_bytes)
-            due = pending and (full or time.monotonic() - last_flush >= self.interval or (stopping and caught_up))
+            due = pending and (full or (caught_up and (behind or stopping)) or time.monotonic() - last_flush >= self.interval)
             if due:
                 try:
                     self._flush(pos)
@@ -214,6 +218,7 @@ class Flusher:
                     time.sleep(ERROR_BACKOFF_S)
                     continue
                 last_flush = time.monotonic()
+                behind = full
                 self._maybe_compact()
             elif not pending:
                 last_flush = time.monotonic()
@@ -280,6 +285,10 @@ def main(config: Config, state_array: Any, worker: int, starts: dict[int, int], 
     state = SharedState(state_array, worker=worker)
     flusher = Flusher(config, state, worker, len(starts), starts[worker])
     flusher.recover(starts)
+    if flusher.sink is not None and "traces" in flusher.sink.signals:
+        from collector.normalize_arrow import warm_up
+
+        warm_up()
     # Normalized rows are acyclic: move what exists out of the collector's sight and
     # collect rarely (measured 15–25% faster normalization).
     gc.freeze()
