@@ -51,10 +51,13 @@ def make_payloads(n_spans: int, per_request: int, seed: int) -> list[bytes]:
     ]
 
 
-def start_server(workdir: Path, max_unflushed_mib: int, max_batch_mib: int | None = None) -> tuple[subprocess.Popen, str]:
+def start_server(workdir: Path, max_unflushed_mib: int, max_batch_mib: int | None = None,
+                 compaction_interval_s: float | None = None) -> tuple[subprocess.Popen, str]:
     parquet: dict = {"path": str(workdir / "lake")}
     if max_batch_mib:
         parquet["flush"] = {"max_batch_mib": max_batch_mib}
+    if compaction_interval_s:
+        parquet["compaction"] = {"interval_s": compaction_interval_s}
     cfg = {
         "receivers": {"otlp": {"protocols": {"http": {"endpoint": "127.0.0.1:0"}}}},
         "exporters": {"parquet": parquet},
@@ -155,10 +158,13 @@ class FlushedSpans:
         self.conn = http.client.HTTPConnection(urlsplit(url).netloc, timeout=30)
 
     def __call__(self) -> int:
+        return self.metric('otelbench_flusher_flushed_items_total{signal="traces"}')
+
+    def metric(self, name: str) -> int:
         self.conn.request("GET", "/metrics")
         body = self.conn.getresponse().read().decode()
         for line in body.splitlines():
-            if line.startswith('otelbench_flusher_flushed_items_total{signal="traces"}'):
+            if line.startswith(name + " "):
                 return int(float(line.split()[-1]))
         return 0
 
@@ -257,6 +263,9 @@ def main() -> None:
     ap.add_argument("--overload-seconds", type=float, default=15.0)
     ap.add_argument("--overload-wal-mib", type=int, default=128)
     ap.add_argument("--max-batch-mib", type=int, default=None, help="flush.max_batch_mib (default: the collector's)")
+    ap.add_argument("--compaction-interval", type=float, default=None,
+                    help="compaction.interval_s (default: the collector's 30 s, which a short run never reaches): "
+                         "e.g. 2 to measure ingest with compaction running")
     args = ap.parse_args()
 
     print(f"generating {args.spans:,} spans in requests of {args.per_request} …", flush=True)
@@ -267,7 +276,8 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="otelbench-ingest-") as tmp:
         work = Path(tmp)
-        proc, url = start_server(work, max_unflushed_mib=1024, max_batch_mib=args.max_batch_mib)
+        proc, url = start_server(work, max_unflushed_mib=1024, max_batch_mib=args.max_batch_mib,
+                                 compaction_interval_s=args.compaction_interval)
         sampler = Sampler(proc.pid, work / "wal")
         sampler.start()
         t0 = time.perf_counter()
@@ -279,6 +289,8 @@ def main() -> None:
             time.sleep(0.02)
         t_queryable = time.perf_counter() - t0
         own_cpu = time.process_time() - own0
+        compactions = (flushed_spans.metric("otelbench_flusher_compactions_total"),
+                       flushed_spans.metric("otelbench_flusher_compaction_errors_total"))
         time.sleep(0.1)
         sampler.stop.set()
         sampler.join()
@@ -297,6 +309,7 @@ def main() -> None:
         print(f"peak RSS (receiver+flusher) {sampler.peak_rss / 2**20:.0f} MiB summed RSS, {sampler.peak_pss / 2**20:.0f} MiB summed PSS")
         print(f"WAL peak / after flush      {sampler.peak_wal / 2**20:.0f} MiB / {wal_after / 2**20:.0f} MiB")
         print(f"refused (429/503)           {refused}")
+        print(f"files compacted (failed)    {compactions[0]} ({compactions[1]})")
         cpu = {"clients": client_cpu, "harness (sampling, polling)": own_cpu - client_cpu}
         for pid, (role, seconds) in sampler.cpu.items():
             cpu[role] = cpu.get(role, 0.0) + seconds - sampler.cpu_before.get(pid, 0.0)

@@ -185,7 +185,12 @@ class Flusher:
         self._last_compaction = time.monotonic()
         below = batch_id(self.state.flushed_pos)
         for table in ("spans", "logs", "metrics"):
-            n = self.lake.compact(table, below_batch_id=below, min_files=self.compaction.min_files)
+            try:
+                n = self.lake.compact(table, below_batch_id=below, min_files=self.compaction.min_files)
+            except Exception as exc:  # noqa: BLE001 — small files stay readable; flushing must go on
+                self.state.add("compaction_errors", 1)
+                log.error("worker %d: compacting %s failed, will retry at the next interval: %s", self.worker, table, exc)
+                continue
             self.state.add("compactions", n)
 
     def run(self) -> None:

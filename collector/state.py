@@ -30,6 +30,7 @@ _PER_WORKER = (
     "last_flush_us",
     "flush_errors",
     "compactions",
+    "compaction_errors",
     "ready",
 )
 _SIZE = len(_GLOBAL) + MAX_WORKERS * len(_PER_WORKER)

@@ -77,18 +77,20 @@ class Record:
     payload: bytes
 
 
-def _parse(
+def _records(
     buf: memoryview, seq: int, start: int, want: Callable[[int], bool] | None = None
-) -> tuple[list[Record], int]:
-    """Parse whole, valid records from ``buf`` (which begins at offset ``start``).
+) -> Iterator[tuple[int, Record | None]]:
+    """Whole, valid records of ``buf`` (which begins at offset ``start``), one at a time.
 
-    Returns the records and the number of bytes consumed; stops at a partial or
-    corrupt record. ``want(crc)`` selects records by checksum: the others are
-    stepped over without being copied or verified (flusher workers split the log
-    this way; a retried request has the same checksum, so it meets the same worker).
+    Yields ``(bytes of buf consumed, record)``, and ``(consumed, None)`` once at the end
+    when records were stepped over after the last one yielded; stops at a partial or
+    corrupt record. ``want(crc)`` selects records by checksum: the others are stepped over
+    without being copied or verified (flusher workers split the log this way; a retried
+    request has the same checksum, so it meets the same worker). Lazy: a reader that
+    stops early (its batch is full) pays nothing for the records after.
     """
-    records: list[Record] = []
     i, n, hs = 0, len(buf), HEADER.size
+    reported = 0
     while i + hs <= n:
         length, crc, code, _, olen = HEADER.unpack_from(buf, i)
         end = i + hs + olen + length
@@ -101,9 +103,19 @@ def _parse(
         payload = bytes(buf[i + hs + olen : end])
         if zlib.crc32(payload, zlib.crc32(ob, code)) != crc:
             break
-        records.append(Record(position(seq, start + end), SIGNAL_NAMES[code], ob.decode() or None, payload))
-        i = end
-    return records, i
+        i = reported = end
+        yield i, Record(position(seq, start + end), SIGNAL_NAMES[code], ob.decode() or None, payload)
+    if i != reported:
+        yield i, None
+
+
+def _parse(buf: memoryview, seq: int, start: int) -> tuple[list[Record], int]:
+    """Every whole, valid record of ``buf``, and the number of bytes they take."""
+    records, consumed = [], 0
+    for consumed, rec in _records(buf, seq, start):
+        if rec is not None:
+            records.append(rec)
+    return records, consumed
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -225,17 +237,18 @@ def read_records(
             with open(path, "rb") as f:
                 f.seek(offset)
                 data = f.read(min(size - offset, max(budget, 1 << 20)))
-                records, consumed = _parse(memoryview(data), seq, offset, want)
-                if not consumed and len(data) >= HEADER.size:
-                    # one record larger than the read: read exactly that record
+                if len(data) >= HEADER.size:
                     length, _, _, _, olen = HEADER.unpack_from(data, 0)
-                    f.seek(offset)
-                    data = f.read(HEADER.size + olen + length)
-                    records, consumed = _parse(memoryview(data), seq, offset, want)
+                    if HEADER.size + olen + length > len(data):
+                        # one record larger than the read: read exactly that record
+                        f.seek(offset)
+                        data = f.read(HEADER.size + olen + length)
         except FileNotFoundError:
-            records, consumed, size = [], 0, offset
-        for rec in records:
-            yield rec.end, rec
+            data, size = b"", offset
+        consumed = 0
+        for consumed, rec in _records(memoryview(data), seq, offset, want):
+            if rec is not None:
+                yield rec.end, rec
         budget -= consumed
         offset += consumed
         if consumed:

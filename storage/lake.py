@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from storage import queries
+from storage.rowgroups import RowGroupWriter
 from storage.schema import PARTITION_COLUMN, SCHEMA_VERSION, SPANS, TABLES, Table
 
 SEED_DATE = "1970-01-01"
@@ -41,8 +42,13 @@ SEED_NAME = "seed.parquet"
 MANIFEST_NAME = "_lake.json"
 COMPRESSION = "zstd"
 ROW_GROUP_ROWS = 122_880  # DuckDB's own row-group size: one scan task per group
-_BUFFER_BYTES = 64 << 20  # compaction writes a row group at the latest every 64 MiB
-_COMPACT_MEMORY = "512MB"  # DuckDB sorts and dedupes within this, spilling to <root>/_tmp
+_BUFFER_BYTES = 128 << 20  # compaction holds at most this much of its output before writing a row group
+_COMPACT_MEMORY = "128MB"  # DuckDB dedupes and looks parents up within this, spilling to <root>/_tmp
+# A compacted file is done (never merged again) at this many rows or uncompressed bytes;
+# one compaction run merges at most about that much per partition, so a run is bounded
+# in time too (it holds up worker 0's flushing).
+TARGET_ROWS = 2_000_000
+TARGET_BYTES = 1 << 30
 
 # Row order inside every compacted file. The views filter on these columns (span_type = 'llm',
 # message_direction IN ...); a file sorted by them lets DuckDB skip whole row groups by
@@ -215,14 +221,17 @@ class Lake:
         *,
         below_batch_id: str,
         min_files: int = 8,
-        target_rows: int = 2_000_000,
+        target_rows: int = TARGET_ROWS,
+        target_bytes: int = TARGET_BYTES,
     ) -> int:
         """Merge each partition's small files older than ``below_batch_id``; returns files merged.
 
         Rows with an equal ``Table.key`` keep their first copy (oldest batch, then file order).
-        Outputs are sorted by ``SORT_KEYS`` across the whole partition. Memory stays bounded:
-        DuckDB finds duplicates on the key columns and sorts within ``_COMPACT_MEMORY``
-        (spilling to ``<root>/_tmp``), and rows stream out one row group at a time.
+        A file counts as small below ``target_rows`` rows and ``target_bytes`` uncompressed;
+        one run merges the oldest small files of a partition up to about one target's worth.
+        Memory stays bounded: DuckDB only streams (it finds duplicates on the key columns,
+        within ``_COMPACT_MEMORY``, spilling to ``<root>/_tmp``), and ``storage.rowgroups``
+        writes row groups of one ``SORT_KEYS[0]`` value each, sorted by the other keys.
         Spans get ``resolved_agent`` filled from their parents anywhere in the lake
         (``queries.compact_spans_sql``). A file written by an older schema version is
         merged whatever its size and however few files its partition has, so it is
@@ -233,29 +242,42 @@ class Lake:
         self._recover(t)
         merged = 0
         for part in self._partitions(t):
-            inputs, outdated = [], False
+            small: list[tuple[DataFile, int, int]] = []
+            outdated = False
             for f in sorted(filter(None, map(DataFile.parse, part.glob("*.parquet")))):
                 if f.batch_id >= below_batch_id:
                     continue
-                pf = pq.ParquetFile(f.path)
-                old = not set(t.stored_columns) <= set(pf.schema_arrow.names)
-                if old or pf.metadata.num_rows < target_rows:
-                    inputs.append(f)
+                meta = pq.ParquetFile(f.path).metadata
+                old = not set(t.stored_columns) <= set(meta.schema.to_arrow_schema().names)
+                size = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+                if old or (meta.num_rows < target_rows and size < target_bytes):
+                    small.append((f, meta.num_rows, size))
                     outdated |= old
             # A file from an older schema version is rewritten whatever its size, once:
             # afterwards it carries every column, derived ones filled.
-            if inputs and (outdated or len(inputs) >= max(min_files, 2)):
-                self._compact_partition(t, part, inputs, target_rows)
+            if not small or not (outdated or len(small) >= max(min_files, 2)):
+                continue
+            inputs, rows, size = [], 0, 0
+            for f, n, b in small:  # the oldest, until they make one target's worth
+                inputs.append(f)
+                rows, size = rows + n, size + b
+                if rows >= target_rows or size >= target_bytes:
+                    break
+            if len(inputs) >= 2 or outdated:
+                self._compact_partition(t, part, inputs, target_rows, target_bytes)
                 merged += len(inputs)
         return merged
 
-    def _compact_partition(self, t: Table, part: Path, inputs: list[DataFile], target_rows: int) -> None:
+    def _compact_partition(self, t: Table, part: Path, inputs: list[DataFile], target_rows: int,
+                           target_bytes: int) -> None:
         top = max(f.batch_id for f in inputs)
-        total = sum(pq.ParquetFile(f.path).metadata.num_rows for f in inputs)
+        metas = [pq.ParquetFile(f.path).metadata for f in inputs]
+        total = sum(m.num_rows for m in metas)
+        size = sum(m.row_group(i).total_byte_size for m in metas for i in range(m.num_row_groups))
         taken = {p.name for p in part.iterdir()}
         names: list[str] = []
         n = 0
-        while len(names) < max(1, -(-total // target_rows)):
+        while len(names) < max(1, -(-total // target_rows), -(-size // target_bytes)):
             name = f"compact-{top}-{n}.parquet"
             if name not in taken:  # never reuse a name: it could be one of the inputs
                 names.append(name)
@@ -266,7 +288,7 @@ class Lake:
         _fsync_dir(part)
 
         try:
-            written = self._merge(t, inputs, [part / name for name in names], target_rows)
+            written = self._merge(t, inputs, [part / name for name in names], target_rows, target_bytes)
         except BaseException:
             # Nothing was renamed yet: drop the temp files and the journal, keep the inputs.
             for name in names:
@@ -281,8 +303,9 @@ class Lake:
         _fsync_dir(part)
         self._finish(part, journal)
 
-    def _merge(self, t: Table, inputs: list[DataFile], outputs: list[Path], target_rows: int) -> list[Path]:
-        """Stream the inputs, sorted and without repeated keys, into the temp files of ``outputs``.
+    def _merge(self, t: Table, inputs: list[DataFile], outputs: list[Path], target_rows: int,
+               target_bytes: int) -> list[Path]:
+        """Stream the inputs, without repeated keys, into the temp files of ``outputs``.
 
         Returns the outputs that received rows, each fsynced under its temp name.
         """
@@ -290,23 +313,33 @@ class Lake:
 
         tmp_dir = self.root / "_tmp"
         tmp_dir.mkdir(exist_ok=True)
-        config = {"memory_limit": _COMPACT_MEMORY, "temp_directory": str(tmp_dir)}
+        # one thread: compaction runs inside a flusher worker, beside the others
+        config = {"memory_limit": _COMPACT_MEMORY, "temp_directory": str(tmp_dir), "threads": 1}
         present = set().union(*(pq.read_schema(f.path).names for f in inputs))
         columns = [c for c in t.stored_columns if c in present]
         params: dict[str, Any] = {"files": [str(f.path) for f in inputs]}
         if t is SPANS:
             # parents anywhere in the lake that name an agent; any parent in this partition
-            sql = queries.compact_spans_sql(columns, t.key, SORT_KEYS[t.name])
+            sql = queries.compact_spans_sql(columns, t.key)
             params["lake"] = queries.table_glob(self.root, t.name)
             params["partition"] = str(outputs[0].parent / "*.parquet")
         else:
-            sql = queries.compact_sql(columns, t.key, SORT_KEYS.get(t.name, ()))
-        out = _RollingWriter(t, outputs, target_rows)
+            sql = queries.compact_sql(columns, t.key)
+        out = RowGroupWriter(
+            outputs,
+            sort_keys=SORT_KEYS.get(t.name, ()),
+            row_group_rows=ROW_GROUP_ROWS,
+            target_rows=target_rows,
+            target_bytes=target_bytes,
+            buffer_bytes=_BUFFER_BYTES,
+            open_file=lambda path: pq.ParquetWriter(_temp_name(path), t.stored_schema, **_write_options(t)),
+            close_file=lambda path: _fsync(_temp_name(path)),
+        )
         try:
             with duckdb.connect(":memory:", config=config) as con:
                 con.execute(queries.DISABLE_PROGRESS_BAR)  # it would draw on the collector's stdout
                 result = con.sql(sql, params=params)
-                for batch in result.to_arrow_reader(16_384):
+                for batch in result.to_arrow_reader(4096):
                     out.write(_conform(batch, t.stored_schema))
         finally:
             out.close()
@@ -428,50 +461,6 @@ def _conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
 def _write_options(t: Table) -> dict[str, Any]:
     plain = _NO_DICTIONARY.get(t.name, frozenset())
     return {"compression": COMPRESSION, "use_dictionary": [c for c in t.stored_columns if c not in plain]}
-
-
-class _RollingWriter:
-    """Writes batches into temp files of ``outputs`` in turn, ``target_rows`` rows each,
-    in row groups of ROW_GROUP_ROWS but never holding more than _BUFFER_BYTES."""
-
-    def __init__(self, t: Table, outputs: list[Path], target_rows: int) -> None:
-        self.t, self.outputs, self.target_rows = t, outputs, target_rows
-        self.written: list[Path] = []
-        self._writer: pq.ParquetWriter | None = None
-        self._buffer: list[pa.RecordBatch] = []
-        self._rows_in_file = self._buffered_rows = self._buffered_bytes = 0
-
-    def write(self, batch: pa.RecordBatch) -> None:
-        while batch.num_rows:
-            if self._writer is None or self._rows_in_file >= self.target_rows:
-                self._next_file()
-            take = batch.slice(0, self.target_rows - self._rows_in_file)
-            batch = batch.slice(take.num_rows)
-            self._buffer.append(take)
-            self._rows_in_file += take.num_rows
-            self._buffered_rows += take.num_rows
-            self._buffered_bytes += take.nbytes
-            if self._buffered_rows >= ROW_GROUP_ROWS or self._buffered_bytes >= _BUFFER_BYTES:
-                self._flush()
-
-    def close(self) -> None:
-        if self._writer is not None:
-            self._flush()
-            self._writer.close()
-            _fsync(_temp_name(self.written[-1]))
-            self._writer = None
-
-    def _next_file(self) -> None:
-        self.close()
-        self.written.append(self.outputs[len(self.written)])
-        self._writer = pq.ParquetWriter(_temp_name(self.written[-1]), self.t.stored_schema, **_write_options(self.t))
-        self._rows_in_file = 0
-
-    def _flush(self) -> None:
-        if self._buffer and self._writer is not None:
-            table = pa.Table.from_batches(self._buffer, self.t.stored_schema)
-            self._writer.write_table(table, row_group_size=ROW_GROUP_ROWS)
-        self._buffer, self._buffered_rows, self._buffered_bytes = [], 0, 0
 
 
 def _write_atomic(data: pa.Table, path: Path, t: Table) -> None:

@@ -395,20 +395,20 @@ LOCK_CONFIGURATION = "SET lock_configuration = true"
 DISABLE_PROGRESS_BAR = "SET enable_progress_bar = false"
 
 
-def compact_sql(columns: Sequence[str], key: Sequence[str], sort: Sequence[str]) -> str:
-    """Rows of ``$files`` (in order) as one stream sorted by ``sort``, without key repeats.
+def compact_sql(columns: Sequence[str], key: Sequence[str]) -> str:
+    """Rows of ``$files`` as one stream, without key repeats.
 
     Of rows sharing ``key``, the first (earliest file, then row) is kept. Duplicates are
-    found on the key columns alone; the full rows only stream through DuckDB's sort,
-    which spills to disk past its memory limit. ``columns``: the ones the files have.
+    found on the key columns alone; the full rows only stream (no ORDER BY: DuckDB's
+    sort cannot spill kilobyte strings; ``storage.rowgroups`` orders the row groups).
+    ``columns``: the ones the files have.
     """
     ctes, rows = _compact_rows(key)
     cols = ", ".join(ident(c) for c in columns)
-    order = ", ".join([*(ident(c) for c in sort), "_file", "_row"])
-    return f"{ctes} SELECT {cols} FROM {rows} ORDER BY {order}"
+    return f"{ctes} SELECT {cols} FROM {rows}"
 
 
-def compact_spans_sql(columns: Sequence[str], key: Sequence[str], sort: Sequence[str]) -> str:
+def compact_spans_sql(columns: Sequence[str], key: Sequence[str]) -> str:
     """``compact_sql`` for spans, with ``resolved_agent`` filled (the rule: storage.schema).
 
     A span without agent_name or resolved_agent looks its parent up: among the spans of
@@ -426,7 +426,6 @@ def compact_spans_sql(columns: Sequence[str], key: Sequence[str], sort: Sequence
     cols = ", ".join(resolved if c == "resolved_agent" else f"s.{ident(c)}" for c in columns)
     if "resolved_agent" not in columns:
         cols += f", {resolved}"
-    order = ", ".join([*(f"s.{ident(c)}" for c in sort), "s._file", "s._row"])
     given_src = "resolved_agent" if "resolved_agent" in columns else "NULL"
     # the parent to look up; NULL (no hash-join work) for rows that need none
     parent = f"CASE WHEN s.agent_name IS NULL AND {given} IS NULL THEN s.parent_span_id END"
@@ -450,8 +449,7 @@ near AS (
 SELECT {cols}
 FROM {rows} AS s
 LEFT JOIN named AS n ON n.trace_id = s.trace_id AND n.span_id = {parent}
-LEFT JOIN near AS h ON h.trace_id = s.trace_id AND h.span_id = {parent}
-ORDER BY {order}"""
+LEFT JOIN near AS h ON h.trace_id = s.trace_id AND h.span_id = {parent}"""
 
 
 def _compact_rows(key: Sequence[str]) -> tuple[str, str]:

@@ -46,3 +46,20 @@ def test_the_rest_of_a_backlog_is_flushed_when_caught_up_not_at_the_interval(mak
     took = _wait_for(lambda: _flushed(c) == 1012, 30)
     assert took < 20
     assert open_lake(tmp_path / "lake").query("SELECT count(*) FROM spans").rows[0][0] == 1012
+
+
+def test_a_failing_compaction_is_counted_and_flushing_goes_on(make_collector, tmp_path):
+    (tmp_path / "lake").mkdir()
+    (tmp_path / "lake" / "_tmp").write_text("not a folder")  # compaction's spill folder cannot be made
+    c = make_collector(parquet={"workers": 1, "flush": {"interval_s": 0.05},
+                                "compaction": {"interval_s": 0.05, "min_files": 2}})
+    for i in range(6):
+        _post(c, 10, seed=10 + i)
+        _wait_for(lambda: _flushed(c) == 10 * (i + 1), 10)
+    _wait_for(lambda: c.state.get("compaction_errors", worker=0) > 0, 10)
+    assert all(p.is_alive() for p in c._flushers)
+    _post(c, 10, seed=99)
+    _wait_for(lambda: _flushed(c) == 70, 10)
+    metrics = httpx.get(f"http://127.0.0.1:{c.http_port}/metrics").text
+    assert "otelbench_flusher_compaction_errors_total " in metrics
+    assert open_lake(tmp_path / "lake").query("SELECT count(*) FROM spans").rows[0][0] == 70

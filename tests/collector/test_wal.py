@@ -24,6 +24,20 @@ def test_round_trip_and_positions(tmp_path):
     assert [r.payload for r in _records(tmp_path, recs[0].end, end)] == [b"x" * 10]
 
 
+def test_a_reader_that_stops_early_pays_nothing_for_the_records_after(tmp_path):
+    w = wal.WalWriter(tmp_path, 1 << 20)
+    start = w.head
+    end = w.append(b"".join(wal.encode_record("traces", None, bytes([i]) * 100) for i in range(10)))
+    w.sync()
+    asked = []
+    for pos, rec in wal.read_records(tmp_path, start, end, 1 << 30, lambda crc: asked.append(crc) or True):
+        break  # a full batch
+    assert rec.payload == bytes([0]) * 100 and pos == rec.end
+    assert len(asked) == 1  # the other nine were neither verified nor copied
+    # skipped records at the end still move the reader's position past them
+    assert [pos for pos, _ in wal.read_records(tmp_path, start, end, 1 << 30, lambda crc: False)] == [end]
+
+
 def test_segments_roll_and_retire(tmp_path):
     w = wal.WalWriter(tmp_path, 100)
     start = w.head

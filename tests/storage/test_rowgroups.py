@@ -1,0 +1,71 @@
+"""storage.rowgroups: compaction's writer, on real Parquet files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from storage.rowgroups import RowGroupWriter
+
+SCHEMA = pa.schema([("kind", pa.string()), ("t", pa.int64()), ("text", pa.string())])
+
+
+def writer(tmp_path: Path, n_outputs: int = 1, **kw) -> RowGroupWriter:
+    options = {"row_group_rows": 1000, "target_rows": 10**9, "target_bytes": 1 << 40, "buffer_bytes": 1 << 40, **kw}
+    return RowGroupWriter(
+        [tmp_path / f"out-{i}.parquet" for i in range(n_outputs)],
+        sort_keys=("kind", "t"),
+        open_file=lambda path: pq.ParquetWriter(path, SCHEMA),
+        close_file=lambda path: None,
+        **options,
+    )
+
+
+def rows(kinds: list[str | None], start: int = 0, text: str = "") -> pa.Table:
+    n = len(kinds)
+    return pa.table({"kind": kinds, "t": list(range(start + n, start, -1)), "text": [text] * n}, schema=SCHEMA)
+
+
+def groups(path: Path) -> list[list[dict]]:
+    f = pq.ParquetFile(path)
+    return [f.read_row_group(i).to_pylist() for i in range(f.num_row_groups)]
+
+
+def test_row_groups_hold_one_kind_each_sorted_by_time(tmp_path: Path) -> None:
+    w = writer(tmp_path)
+    w.write(rows(["tool", "llm", None, "llm", "agent"]))
+    w.write(rows(["llm", "tool"], start=100))
+    w.close()
+    got = [[(r["kind"], r["t"]) for r in g] for g in groups(w.written[0])]
+    assert sorted(got, key=str) == sorted([
+        [("agent", 1)], [("llm", 2), ("llm", 4), ("llm", 102)], [("tool", 5), ("tool", 101)], [(None, 3)]], key=str)
+
+
+def test_a_full_bucket_is_written_as_it_fills_and_the_byte_bound_writes_the_biggest(tmp_path: Path) -> None:
+    w = writer(tmp_path, row_group_rows=4, buffer_bytes=20_000)
+    w.write(rows(["llm"] * 6 + ["tool"]))  # four llm rows make a group: written now
+    assert w._bucket_rows == {"llm": 2, "tool": 1}
+    w.write(rows(["tool"] * 2, text="x" * 10_000))  # past the byte bound: the biggest bucket (tool) goes
+    assert w._bucket_rows == {"llm": 2}
+    w.close()
+    sizes = [(g[0]["kind"], len(g)) for g in groups(w.written[0])]
+    assert sizes == [("llm", 4), ("tool", 3), ("llm", 2)]
+
+
+def test_outputs_fill_in_turn_at_target_rows_and_the_last_takes_the_rest(tmp_path: Path) -> None:
+    w = writer(tmp_path, n_outputs=2, row_group_rows=3, target_rows=4)
+    w.write(rows(["llm"] * 11))
+    w.close()
+    assert [pq.ParquetFile(p).metadata.num_rows for p in w.written] == [4, 7]
+
+
+def test_many_distinct_values_share_one_bucket_sorted_by_every_key(tmp_path: Path) -> None:
+    w = writer(tmp_path)
+    names = [f"metric.{i % 100:03d}" for i in range(300)]
+    w.write(rows(names))
+    w.close()
+    (only,) = groups(w.written[0])
+    assert [(r["kind"], r["t"]) for r in only] == sorted((r["kind"], r["t"]) for r in only)
+    assert len(only) == 300
