@@ -119,7 +119,7 @@ class Sampler(threading.Thread):
                 self.peak_rss = max(self.peak_rss, rss)
                 for p in procs:
                     t = p.cpu_times()
-                    self.cpu[p.pid] = ("receiver" if p.pid == self.proc.pid else "flushers", t.user + t.system)
+                    self.cpu[p.pid] = ("receiver" if p.pid == self.proc.pid else "flushers+compactor", t.user + t.system)
             except psutil.Error:
                 pass
             self.peak_wal = max(self.peak_wal, wal_size(self.wal_dir))
@@ -289,8 +289,8 @@ def main() -> None:
             time.sleep(0.02)
         t_queryable = time.perf_counter() - t0
         own_cpu = time.process_time() - own0
-        compactions = (flushed_spans.metric("otelbench_flusher_compactions_total"),
-                       flushed_spans.metric("otelbench_flusher_compaction_errors_total"))
+        compactions = (flushed_spans.metric("otelbench_compactor_merged_files_total"),
+                       flushed_spans.metric("otelbench_compactor_errors_total"))
         time.sleep(0.1)
         sampler.stop.set()
         sampler.join()

@@ -118,7 +118,6 @@ class Flusher:
         self.worker, self.workers = worker, workers
         self.wal_dir = Path(config.service.wal.dir)
         parquet = config.exporters.parquet
-        self.compaction = parquet.compaction if parquet else None
         self.lake = Lake(parquet.path) if parquet else None
         self.sink = (
             ParquetSink(self.lake, config.signals_to("parquet"), dedupe_window=parquet.dedupe_window)
@@ -130,7 +129,6 @@ class Flusher:
         self.max_bytes = (flush.max_batch_mib << 20) if flush else 1
         self.interval = flush.interval_s if flush else 0.1
         self.checkpoint = start
-        self._last_compaction = time.monotonic()
 
     def _mine(self, crc: int) -> bool:
         return crc % self.workers == self.worker
@@ -176,23 +174,6 @@ class Flusher:
         self.state.add("flush_seconds_us", took)
         self.state.set("last_flush_us", took)
 
-    def _maybe_compact(self) -> None:
-        # one worker compacts, and only files every worker has checkpointed past
-        if self.worker != 0 or self.compaction is None or not self.compaction.enabled:
-            return
-        if time.monotonic() - self._last_compaction < self.compaction.interval_s:
-            return
-        self._last_compaction = time.monotonic()
-        below = batch_id(self.state.flushed_pos)
-        for table in ("spans", "logs", "metrics"):
-            try:
-                n = self.lake.compact(table, below_batch_id=below, min_files=self.compaction.min_files)
-            except Exception as exc:  # noqa: BLE001 — small files stay readable; flushing must go on
-                self.state.add("compaction_errors", 1)
-                log.error("worker %d: compacting %s failed, will retry at the next interval: %s", self.worker, table, exc)
-                continue
-            self.state.add("compactions", n)
-
     def run(self) -> None:
         pos = self.checkpoint
         last_flush = time.monotonic()
@@ -224,7 +205,6 @@ class Flusher:
                     continue
                 last_flush = time.monotonic()
                 behind = full
-                self._maybe_compact()
             elif not pending:
                 last_flush = time.monotonic()
             if stopping and caught_up and pos == self.checkpoint:

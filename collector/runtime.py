@@ -1,9 +1,10 @@
 """Wiring: build the components the config names, start them in order, stop them in reverse.
 
 Start: open the write-ahead log (cutting a torn tail), start the flusher process
-(which replays whatever the last run left), the group committer, the exporters,
-then the receivers. Stop (SIGTERM): refuse new requests, stop the receivers,
-let the committer drain, tell the flusher to write everything and wait for it.
+(which replays whatever the last run left), the compaction scheduler, the group
+committer, the exporters, then the receivers. Stop (SIGTERM): refuse new requests, stop
+the receivers, let the committer drain, stop a compaction in progress (its journal lets
+the next start settle it), tell the flusher to write everything and wait for it.
 """
 
 from __future__ import annotations
@@ -105,6 +106,13 @@ class Collector:
                 raise RuntimeError("the flusher processes did not become ready")
             time.sleep(0.01)
 
+        parquet = cfg.exporters.parquet
+        if parquet is not None and parquet.compaction.enabled:
+            from collector.compactor import Scheduler
+
+            self._compactor = Scheduler(parquet.compaction, os.path.abspath(parquet.path), self.state,
+                                        svc.telemetry.log_level).start()
+
         def on_durable(pos: int, nbytes: int) -> None:
             self.state.set("durable_pos", pos)
 
@@ -198,6 +206,8 @@ class Collector:
         self.committer.close()
         for stop in self._stoppers:
             stop()
+        if getattr(self, "_compactor", None) is not None:
+            self._compactor.stop()
         self.state.set("stop", 1)
         deadline = time.monotonic() + FLUSHER_STOP_TIMEOUT_S
         for p in self._flushers:

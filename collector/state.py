@@ -17,6 +17,11 @@ _GLOBAL = (
     "stop",  # receiver → flushers: flush up to durable_pos, then exit
     "workers",  # how many flusher workers run
     "recovered",  # flusher worker 0 → the others: the lake is settled, go ahead
+    # the compactor process (one at a time), and its scheduler thread once it has exited
+    "compactions",  # small files merged
+    "compaction_errors",
+    "compaction_runs",
+    "compaction_seconds_us",
 )
 _PER_WORKER = (
     "flushed_pos",  # this worker's checkpoint: its share of the log before it is in Parquet
@@ -29,8 +34,6 @@ _PER_WORKER = (
     "flush_seconds_us",  # total time spent flushing, microseconds
     "last_flush_us",
     "flush_errors",
-    "compactions",
-    "compaction_errors",
     "ready",
 )
 _SIZE = len(_GLOBAL) + MAX_WORKERS * len(_PER_WORKER)

@@ -71,9 +71,12 @@ class Telemetry:
         metric("flusher_flush_seconds_total", "counter", "Time spent in flushes.", [("", s["flush_seconds_us"] / 1e6)])
         metric("flusher_last_flush_seconds", "gauge", "Duration of the last flush.", [("", s["last_flush_us"] / 1e6)])
         metric("flusher_errors_total", "counter", "Flushes that failed (retried).", [("", s["flush_errors"])])
-        metric("flusher_compactions_total", "counter", "Small files merged by compaction.", [("", s["compactions"])])
-        metric("flusher_compaction_errors_total", "counter", "Compaction runs that failed (the files stay; retried "
-               "at the next interval).", [("", s["compaction_errors"])])
+        metric("compactor_runs_total", "counter", "Compaction runs (one process each).", [("", s["compaction_runs"])])
+        metric("compactor_seconds_total", "counter", "Time spent in compaction runs.",
+               [("", s["compaction_seconds_us"] / 1e6)])
+        metric("compactor_merged_files_total", "counter", "Small files merged by compaction.", [("", s["compactions"])])
+        metric("compactor_errors_total", "counter", "Compactions that failed (the files stay; retried at the next "
+               "interval).", [("", s["compaction_errors"])])
         metric("flusher_up", "gauge", "1 while every flusher worker is running.", [("", s["ready"])])
         metric("flusher_workers", "gauge", "Flusher worker processes.", [("", s["workers"])])
         return "\n".join(lines) + "\n"

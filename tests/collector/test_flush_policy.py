@@ -1,4 +1,5 @@
-"""When the flusher writes a batch: full, at the interval, or as soon as it catches up after a backlog."""
+"""When the flusher writes a batch (full, at the interval, or as soon as it catches up after a
+backlog), and the compactor beside it."""
 
 from __future__ import annotations
 
@@ -56,10 +57,24 @@ def test_a_failing_compaction_is_counted_and_flushing_goes_on(make_collector, tm
     for i in range(6):
         _post(c, 10, seed=10 + i)
         _wait_for(lambda: _flushed(c) == 10 * (i + 1), 10)
-    _wait_for(lambda: c.state.get("compaction_errors", worker=0) > 0, 10)
+    _wait_for(lambda: c.state.get("compaction_errors") > 0, 30)
     assert all(p.is_alive() for p in c._flushers)
     _post(c, 10, seed=99)
     _wait_for(lambda: _flushed(c) == 70, 10)
     metrics = httpx.get(f"http://127.0.0.1:{c.http_port}/metrics").text
-    assert "otelbench_flusher_compaction_errors_total " in metrics
+    errors = next(line for line in metrics.splitlines() if line.startswith("otelbench_compactor_errors_total "))
+    assert float(errors.split()[-1]) > 0
     assert open_lake(tmp_path / "lake").query("SELECT count(*) FROM spans").rows[0][0] == 70
+
+
+def test_the_compactor_merges_flushed_files_in_its_own_process(make_collector, tmp_path):
+    c = make_collector(parquet={"workers": 1, "flush": {"interval_s": 0.05},
+                                "compaction": {"interval_s": 0.2, "min_files": 3}})
+    for i in range(4):
+        _post(c, 10, seed=20 + i)
+        _wait_for(lambda: _flushed(c) == 10 * (i + 1), 10)
+    _wait_for(lambda: c.state.get("compactions") >= 3, 60)
+    assert c.state.get("compaction_errors") == 0 and c.state.get("compaction_runs") >= 1
+    names = [p.name for p in (tmp_path / "lake" / "spans").rglob("*.parquet")]
+    assert any(n.startswith("compact-") for n in names), names
+    assert open_lake(tmp_path / "lake").query("SELECT count(*), count(DISTINCT span_id) FROM spans").rows[0] == (40, 40)

@@ -1,0 +1,103 @@
+"""The compactor: merges the lake's small files in a process of its own, now and then.
+
+Every ``compaction.interval_s`` the receiver process starts a short-lived process that
+runs ``Lake.compact`` on each table, on files every flusher worker has checkpointed past,
+and exits. Its own process because a run holds a few hundred MB (DuckDB, a row-group
+buffer) that an exiting process gives back at once, and because the flusher workers go
+on flushing meanwhile (compacting inside worker 0 stalled half of the log for the run).
+
+Crash safety is the lake's: a run journals its plan, and whatever a killed run left is
+settled by the next start (``Lake._recover``). A failed run is counted
+(``compaction_errors``), logged, and tried again at the next interval.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing as mp
+import signal
+import threading
+import time
+from typing import Any
+
+from collector.config import Compaction
+from collector.state import SharedState
+
+log = logging.getLogger("otelbench.compactor")
+
+TABLES = ("spans", "logs", "metrics")
+
+
+def run(lake_path: str, below_batch_id: str, min_files: int, state: SharedState) -> None:
+    """One compaction run over every table (in this process: tests, the CLI)."""
+    from storage.lake import Lake  # heavy imports stay out of the receiver process
+
+    lake = Lake(lake_path)
+    for table in TABLES:
+        try:
+            state.add("compactions", lake.compact(table, below_batch_id=below_batch_id, min_files=min_files))
+        except Exception as exc:  # noqa: BLE001 — small files stay readable; retried next interval
+            state.add("compaction_errors", 1)
+            log.error("compacting %s failed, will retry at the next interval: %s", table, exc)
+
+
+def main(lake_path: str, below_batch_id: str, min_files: int, state_array: Any, parent_pid: int,
+         log_level: str) -> None:
+    """Entry point of a compactor process (multiprocessing, spawn)."""
+    from collector.flusher import _die_with_parent
+
+    _die_with_parent(parent_pid)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the receiver decides when we stop
+    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    run(lake_path, below_batch_id, min_files, SharedState(state_array))
+
+
+class Scheduler:
+    """In the receiver process: a thread that starts one compactor process per interval."""
+
+    def __init__(self, config: Compaction, lake_path: str, state: SharedState, log_level: str) -> None:
+        self.config, self.lake_path, self.state, self.log_level = config, lake_path, state, log_level
+        self._stop = threading.Event()
+        self._lock = threading.Lock()  # stop() never misses a process being started
+        self._process: Any = None
+        self._thread = threading.Thread(target=self._loop, name="compaction", daemon=True)
+
+    def start(self) -> "Scheduler":
+        self._thread.start()
+        return self
+
+    def _loop(self) -> None:
+        import os
+
+        from collector.flusher import batch_id
+
+        ctx = mp.get_context("spawn")
+        while not self._stop.wait(self.config.interval_s):
+            below = batch_id(self.state.flushed_pos)  # files every worker has checkpointed past
+            with self._lock:
+                if self._stop.is_set():
+                    return
+                self._process = ctx.Process(
+                    target=main,
+                    args=(self.lake_path, below, self.config.min_files, self.state.array, os.getpid(), self.log_level),
+                    name="otelbench-compactor",
+                    daemon=True,
+                )
+                started = time.monotonic()
+                self._process.start()
+            self._process.join()
+            self.state.add("compaction_runs", 1)
+            self.state.add("compaction_seconds_us", int((time.monotonic() - started) * 1e6))
+            if self._process.exitcode not in (0, -signal.SIGTERM):
+                self.state.add("compaction_errors", 1)
+                log.error("the compactor exited with code %s", self._process.exitcode)
+
+    def stop(self) -> None:
+        """A run in progress is stopped: its journal lets the next start settle it."""
+        with self._lock:
+            self._stop.set()
+            process = self._process
+        if process is not None and process.is_alive():
+            process.terminate()
+            process.join(30)
+        self._thread.join(30)
