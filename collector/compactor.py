@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing as mp
+import os
 import signal
 import threading
 import time
@@ -67,8 +68,6 @@ class Scheduler:
         return self
 
     def _loop(self) -> None:
-        import os
-
         from collector.flusher import batch_id
 
         ctx = mp.get_context("spawn")

@@ -109,15 +109,6 @@ def _records(
         yield i, None
 
 
-def _parse(buf: memoryview, seq: int, start: int) -> tuple[list[Record], int]:
-    """Every whole, valid record of ``buf``, and the number of bytes they take."""
-    records, consumed = [], 0
-    for consumed, rec in _records(buf, seq, start):
-        if rec is not None:
-            records.append(rec)
-    return records, consumed
-
-
 def _fsync_dir(directory: Path) -> None:
     fd = os.open(directory, os.O_RDONLY)
     try:
@@ -147,8 +138,9 @@ class WalWriter:
 
     @staticmethod
     def _valid_length(path: Path) -> int:
-        data = path.read_bytes()
-        _, consumed = _parse(memoryview(data), 0, 0)
+        consumed = 0
+        for consumed, _ in _records(memoryview(path.read_bytes()), 0, 0):
+            pass
         return consumed
 
     @property
