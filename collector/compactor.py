@@ -30,7 +30,7 @@ TABLES = ("spans", "logs", "metrics")
 
 
 def run(lake_path: str, below_batch_id: str, min_files: int, state: SharedState) -> None:
-    """One compaction run over every table (in this process: tests, the CLI)."""
+    """One compaction run over every table, in the calling process."""
     from storage.lake import Lake  # heavy imports stay out of the receiver process
 
     lake = Lake(lake_path)

@@ -46,7 +46,7 @@ _BUFFER_BYTES = 128 << 20  # compaction holds at most this much of its output be
 _COMPACT_MEMORY = "128MB"  # DuckDB dedupes and looks parents up within this, spilling to <root>/_tmp
 # A compacted file is done (never merged again) at this many rows or uncompressed bytes;
 # one compaction run merges at most about that much per partition, so a run is bounded
-# in time too (it holds up worker 0's flushing).
+# in time and in what it rewrites.
 TARGET_ROWS = 2_000_000
 TARGET_BYTES = 1 << 30
 
@@ -249,7 +249,7 @@ class Lake:
                     continue
                 meta = pq.ParquetFile(f.path).metadata
                 old = not set(t.stored_columns) <= set(meta.schema.to_arrow_schema().names)
-                size = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+                size = _uncompressed_bytes(meta)
                 if old or (meta.num_rows < target_rows and size < target_bytes):
                     small.append((f, meta.num_rows, size))
                     outdated |= old
@@ -264,16 +264,14 @@ class Lake:
                 if rows >= target_rows or size >= target_bytes:
                     break
             if len(inputs) >= 2 or outdated:
-                self._compact_partition(t, part, inputs, target_rows, target_bytes)
+                self._compact_partition(t, part, inputs, rows, size, target_rows, target_bytes)
                 merged += len(inputs)
         return merged
 
-    def _compact_partition(self, t: Table, part: Path, inputs: list[DataFile], target_rows: int,
-                           target_bytes: int) -> None:
+    def _compact_partition(self, t: Table, part: Path, inputs: list[DataFile], total: int, size: int,
+                           target_rows: int, target_bytes: int) -> None:
+        """Merge ``inputs`` (``total`` rows, ``size`` bytes uncompressed) into new files."""
         top = max(f.batch_id for f in inputs)
-        metas = [pq.ParquetFile(f.path).metadata for f in inputs]
-        total = sum(m.num_rows for m in metas)
-        size = sum(m.row_group(i).total_byte_size for m in metas for i in range(m.num_row_groups))
         taken = {p.name for p in part.iterdir()}
         names: list[str] = []
         n = 0
@@ -313,7 +311,7 @@ class Lake:
 
         tmp_dir = self.root / "_tmp"
         tmp_dir.mkdir(exist_ok=True)
-        # one thread: compaction runs inside a flusher worker, beside the others
+        # one thread: the compactor runs beside the receiver and the flusher workers
         config = {"memory_limit": _COMPACT_MEMORY, "temp_directory": str(tmp_dir), "threads": 1}
         present = set().union(*(pq.read_schema(f.path).names for f in inputs))
         columns = [c for c in t.stored_columns if c in present]
@@ -456,6 +454,10 @@ def _conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
         i = batch.schema.get_field_index(f.name)
         arrays.append(pa.nulls(batch.num_rows, f.type) if i < 0 else batch.column(i).cast(f.type))
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _uncompressed_bytes(meta: pq.FileMetaData) -> int:
+    return sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
 
 
 def _write_options(t: Table) -> dict[str, Any]:
