@@ -52,8 +52,10 @@ def make_payloads(n_spans: int, per_request: int, seed: int) -> list[bytes]:
 
 
 def start_server(workdir: Path, max_unflushed_mib: int, max_batch_mib: int | None = None,
-                 compaction_interval_s: float | None = None) -> tuple[subprocess.Popen, str]:
+                 compaction_interval_s: float | None = None, workers: int | None = None) -> tuple[subprocess.Popen, str]:
     parquet: dict = {"path": str(workdir / "lake")}
+    if workers:
+        parquet["workers"] = workers
     if max_batch_mib:
         parquet["flush"] = {"max_batch_mib": max_batch_mib}
     if compaction_interval_s:
@@ -90,6 +92,7 @@ class Sampler(threading.Thread):
         self.peak_rss = 0
         self.peak_pss = 0
         self.peak_wal = 0
+        self.peak_rss_role: dict[str, int] = {}  # role → the peak of its own RSS
         self.cpu: dict[int, tuple[str, float]] = {}  # pid → (role, CPU seconds so far)
         self.cpu_before = self.cpu_times()  # start-up (imports, warm-up) is not per-span work
         self.stop = threading.Event()
@@ -119,11 +122,19 @@ class Sampler(threading.Thread):
                 self.peak_rss = max(self.peak_rss, rss)
                 for p in procs:
                     t = p.cpu_times()
-                    self.cpu[p.pid] = ("receiver" if p.pid == self.proc.pid else "flushers+compactor", t.user + t.system)
+                    self.cpu[p.pid] = (role(p, self.proc.pid), t.user + t.system)
+                    r = role(p, self.proc.pid, each=True)
+                    self.peak_rss_role[r] = max(self.peak_rss_role.get(r, 0), p.memory_info().rss)
             except psutil.Error:
                 pass
             self.peak_wal = max(self.peak_wal, wal_size(self.wal_dir))
             time.sleep(0.1)
+
+
+def role(proc: psutil.Process, receiver: int, each: bool = False) -> str:
+    if proc.pid == receiver:
+        return "receiver"
+    return f"child {proc.pid}" if each else "flushers+compactor"
 
 
 def pss(proc: psutil.Process) -> int:
@@ -263,6 +274,7 @@ def main() -> None:
     ap.add_argument("--overload-seconds", type=float, default=15.0)
     ap.add_argument("--overload-wal-mib", type=int, default=128)
     ap.add_argument("--max-batch-mib", type=int, default=None, help="flush.max_batch_mib (default: the collector's)")
+    ap.add_argument("--workers", type=int, default=None, help="exporters.parquet.workers (default: the collector's)")
     ap.add_argument("--compaction-interval", type=float, default=None,
                     help="compaction.interval_s (default: the collector's 30 s, which a short run never reaches): "
                          "e.g. 2 to measure ingest with compaction running")
@@ -277,7 +289,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="otelbench-ingest-") as tmp:
         work = Path(tmp)
         proc, url = start_server(work, max_unflushed_mib=1024, max_batch_mib=args.max_batch_mib,
-                                 compaction_interval_s=args.compaction_interval)
+                                 compaction_interval_s=args.compaction_interval, workers=args.workers)
         sampler = Sampler(proc.pid, work / "wal")
         sampler.start()
         t0 = time.perf_counter()
@@ -307,6 +319,7 @@ def main() -> None:
         print(f"spans/s until queryable     {total / t_queryable:,.0f}   (first request → all in Parquet: {t_queryable:.2f} s)")
         print(f"request latency p50 / p99   {statistics.median(lat) * 1e3:.1f} ms / {lat[int(len(lat) * 0.99) - 1] * 1e3:.1f} ms")
         print(f"peak RSS (receiver+flusher) {sampler.peak_rss / 2**20:.0f} MiB summed RSS, {sampler.peak_pss / 2**20:.0f} MiB summed PSS")
+        print("peak RSS by process         " + ", ".join(f"{k} {v / 2**20:.0f}" for k, v in sorted(sampler.peak_rss_role.items())) + " MiB")
         print(f"WAL peak / after flush      {sampler.peak_wal / 2**20:.0f} MiB / {wal_after / 2**20:.0f} MiB")
         print(f"refused (429/503)           {refused}")
         print(f"files compacted (failed)    {compactions[0]} ({compactions[1]})")
@@ -321,7 +334,8 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory(prefix="otelbench-overload-") as tmp:
         work = Path(tmp)
-        proc, url = start_server(work, max_unflushed_mib=args.overload_wal_mib, max_batch_mib=args.max_batch_mib)
+        proc, url = start_server(work, max_unflushed_mib=args.overload_wal_mib, max_batch_mib=args.max_batch_mib,
+                                 workers=args.workers)
         sampler = Sampler(proc.pid, work / "wal")
         sampler.start()
         codes = open_loop(url, payloads, 2 * sustained_rps, args.overload_seconds)

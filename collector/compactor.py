@@ -14,13 +14,13 @@ settled by the next start (``Lake._recover``). A failed run is counted
 from __future__ import annotations
 
 import logging
-import multiprocessing as mp
 import os
 import signal
 import threading
 import time
 from typing import Any
 
+from collector.child import Child
 from collector.config import Compaction
 from collector.state import SharedState
 
@@ -42,15 +42,15 @@ def run(lake_path: str, below_batch_id: str, min_files: int, state: SharedState)
             log.error("compacting %s failed, will retry at the next interval: %s", table, exc)
 
 
-def main(lake_path: str, below_batch_id: str, min_files: int, state_array: Any, parent_pid: int,
+def main(lake_path: str, below_batch_id: str, min_files: int, state_fd: int, parent_pid: int,
          log_level: str) -> None:
-    """Entry point of a compactor process (multiprocessing, spawn)."""
+    """Entry point of a compactor process (``collector.child``)."""
     from collector.flusher import _die_with_parent
 
     _die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the receiver decides when we stop
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    run(lake_path, below_batch_id, min_files, SharedState(state_array))
+    run(lake_path, below_batch_id, min_files, SharedState(fd=state_fd))
 
 
 class Scheduler:
@@ -70,17 +70,16 @@ class Scheduler:
     def _loop(self) -> None:
         from collector.flusher import batch_id
 
-        ctx = mp.get_context("spawn")
         while not self._stop.wait(self.config.interval_s):
             below = batch_id(self.state.flushed_pos)  # files every worker has checkpointed past
             with self._lock:
                 if self._stop.is_set():
                     return
-                self._process = ctx.Process(
-                    target=main,
-                    args=(self.lake_path, below, self.config.min_files, self.state.array, os.getpid(), self.log_level),
+                self._process = Child(
+                    "collector.compactor:main",
+                    (self.lake_path, below, self.config.min_files, self.state.fd, os.getpid(), self.log_level),
                     name="otelbench-compactor",
-                    daemon=True,
+                    pass_fds=(self.state.fd,),
                 )
                 started = time.monotonic()
                 self._process.start()

@@ -9,8 +9,9 @@ a Retry-After / RetryInfo delay.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-import grpc
+from google.rpc import code_pb2  # the gRPC status codes (google.rpc.Code), without importing grpc
 
 
 @dataclass
@@ -19,7 +20,7 @@ class ReceiverError(Exception):
     retry_after_s: int | None = None
 
     http_status = 500
-    grpc_code = grpc.StatusCode.INTERNAL
+    grpc_code = code_pb2.INTERNAL  # google.rpc.Code (a class attribute, not a dataclass field)
     retryable = False
 
     def __str__(self) -> str:
@@ -28,32 +29,32 @@ class ReceiverError(Exception):
 
 class MalformedRequest(ReceiverError):
     http_status = 400
-    grpc_code = grpc.StatusCode.INVALID_ARGUMENT
+    grpc_code = code_pb2.INVALID_ARGUMENT
 
 
 class Unauthenticated(ReceiverError):
     http_status = 401
-    grpc_code = grpc.StatusCode.UNAUTHENTICATED
+    grpc_code = code_pb2.UNAUTHENTICATED
 
 
 class NotFound(ReceiverError):
     http_status = 404
-    grpc_code = grpc.StatusCode.UNIMPLEMENTED
+    grpc_code = code_pb2.UNIMPLEMENTED
 
 
 class MethodNotAllowed(ReceiverError):
     http_status = 405
-    grpc_code = grpc.StatusCode.UNIMPLEMENTED
+    grpc_code = code_pb2.UNIMPLEMENTED
 
 
 class PayloadTooLarge(ReceiverError):
     http_status = 413
-    grpc_code = grpc.StatusCode.RESOURCE_EXHAUSTED
+    grpc_code = code_pb2.RESOURCE_EXHAUSTED
 
 
 class UnsupportedMediaType(ReceiverError):
     http_status = 415
-    grpc_code = grpc.StatusCode.INVALID_ARGUMENT
+    grpc_code = code_pb2.INVALID_ARGUMENT
 
 
 class TooManyRequests(ReceiverError):
@@ -62,7 +63,7 @@ class TooManyRequests(ReceiverError):
     http_status = 429
     # RESOURCE_EXHAUSTED is only retried by clients when RetryInfo is attached;
     # UNAVAILABLE is always retried, so backpressure uses it on gRPC.
-    grpc_code = grpc.StatusCode.UNAVAILABLE
+    grpc_code = code_pb2.UNAVAILABLE
     retryable = True
 
 
@@ -70,7 +71,7 @@ class Unavailable(ReceiverError):
     """The write-ahead log is full or the service is stopping."""
 
     http_status = 503
-    grpc_code = grpc.StatusCode.UNAVAILABLE
+    grpc_code = code_pb2.UNAVAILABLE
     retryable = True
 
 
@@ -82,5 +83,8 @@ def http_status(err: ReceiverError) -> tuple[int, dict[str, str]]:
     return err.http_status, headers
 
 
-def grpc_status(err: ReceiverError) -> grpc.StatusCode:
-    return err.grpc_code
+def grpc_status(err: ReceiverError) -> Any:
+    """The ``grpc.StatusCode`` for an error (grpc is imported by the gRPC receiver only)."""
+    import grpc
+
+    return next(c for c in grpc.StatusCode if c.value[0] == err.grpc_code)

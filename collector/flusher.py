@@ -1,34 +1,43 @@
 """The flusher workers: write-ahead log → Parquet, exactly once.
 
-Normalization and Parquet encoding are CPU-bound Python, so they run in their
-own processes (``exporters.parquet.workers``, default 2), away from the
-receivers. Worker *k* of *N* owns the log records whose checksum is *k* mod *N*
-(a retried request has the same bytes, hence the same checksum and the same
-worker, whose dedupe set then drops its spans). Each worker loops: read its
-records up to the durable position the receiver publishes, normalize them into
-a batch, write the batch as Parquet files named ``<start position>_<k>``, fsync
-its checkpoint ``checkpoint-<k>.json`` (the position after the batch), and
-retire WAL segments that every worker has passed.
+Normalization and Parquet encoding are CPU-bound, so they run in their own process
+(``exporters.parquet.workers``, default 1), away from the receivers, in two stages
+that overlap: the main thread reads the log, cuts batches and normalizes them
+(decoding and polars hold the GIL), and a writer thread encodes, compresses and
+fsyncs each batch's Parquet files (Arrow releases the GIL), then checkpoints. At most
+two batches are in flight (one written, one normalized), so a worker's memory is
+bounded by two batches. One process with two stages does on two cores what two
+processes did, without a second interpreter's ~170 MiB.
 
-Crash safety: files are renamed into place only when complete, and the
-checkpoint is written after them. On start, every file of worker *k* whose
-batch starts at or after its checkpoint is an orphan of a crash between the two
-and is deleted before the log is replayed from the checkpoint, so no row is
-stored twice.
+With several workers, worker *k* of *N* owns the log records whose checksum is *k* mod
+*N* (a retried request has the same bytes, hence the same checksum and the same
+worker, whose dedupe set then drops its spans). Each worker loops: read its records up
+to the durable position the receiver publishes, normalize them into a batch, write the
+batch as Parquet files named ``<start position>_<k>``, fsync its checkpoint
+``checkpoint-<k>.json`` (the position after the batch), and retire WAL segments that
+every worker has passed. A write that fails (disk full, say) is retried, the same
+batch, until it succeeds: no later checkpoint passes it.
+
+Crash safety: files are renamed into place only when complete, and the checkpoint is
+written after them. On start, every file of worker *k* whose batch starts at or after
+its checkpoint is an orphan of a crash between the two and is deleted before the log
+is replayed from the checkpoint, so no row is stored twice.
 """
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import gc
 import json
 import logging
 import os
+import queue
 import signal
+import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Mapping
 
 from collector import wal
 from collector.config import Config
@@ -157,31 +166,60 @@ class Flusher:
         everyone = self.state.flushed_pos  # the slowest worker's checkpoint
         self.state.add("retired_bytes", wal.retire_before(self.wal_dir, everyone))
 
-    def _flush(self, end: int) -> None:
+    def _hand_off(self, end: int) -> None:
+        """Stage 1 (this thread): normalize what is buffered, up to log position ``end``,
+        and queue it for the writer. Waits while two batches are in flight (one being
+        written, this one), so a worker holds at most two batches' memory."""
+        while not self._in_flight.acquire(timeout=0.1):
+            self._writer.check()
         started = time.perf_counter()
-        if self.sink is not None and self.sink.pending:
-            counts = self.sink.flush(batch_id(self.checkpoint, self.worker))
-            self.state.add("flushed_spans", counts["traces"])
-            self.state.add("flushed_logs", counts["logs"])
-            self.state.add("flushed_points", counts["metrics"])
-            self.state.set("duplicates_dropped", self.sink.duplicates)
-        write_checkpoint(self.wal_dir, self.worker, self.workers, end)
-        self.checkpoint = end
-        self.state.set("flushed_pos", end)
+        batch = self.sink.take() if self.sink is not None and self.sink.pending else None
+        duplicates = self.sink.duplicates if self.sink is not None else 0
+        took = time.perf_counter() - started
+        self._writer.put(_Job(self.handed, end, batch, duplicates, took))
+        self.handed = end
+
+    def _write(self, job: "_Job") -> None:
+        """Stage 2 (the writer thread): Parquet, then the checkpoint past it, then retire."""
+        started = time.perf_counter()
+        if job.batch is not None:
+            self.sink.write(batch_id(job.start, self.worker), job.batch)
+            self.state.add("flushed_spans", job.batch.counts["traces"])
+            self.state.add("flushed_logs", job.batch.counts["logs"])
+            self.state.add("flushed_points", job.batch.counts["metrics"])
+        self.state.set("duplicates_dropped", job.duplicates)
+        write_checkpoint(self.wal_dir, self.worker, self.workers, job.end)
+        self.checkpoint = job.end
+        self.state.set("flushed_pos", job.end)
         self._retire()
-        took = int((time.perf_counter() - started) * 1e6)
+        took = int((time.perf_counter() - started + job.normalize_s) * 1e6)
         self.state.add("flushes", 1)
         self.state.add("flush_seconds_us", took)
         self.state.set("last_flush_us", took)
 
     def run(self) -> None:
-        pos = self.checkpoint
+        """Stage 1's loop: read this worker's records, cut batches, hand them to the writer.
+
+        The two stages overlap: while the writer encodes and compresses a batch (Arrow
+        releases the GIL), this thread decodes and normalizes the next one.
+        """
+        self._in_flight = threading.BoundedSemaphore(2)
+        self._writer = _Writer(self)
+        self._writer.start()
+        try:
+            self._read_loop()
+        finally:
+            self._writer.close()
+
+    def _read_loop(self) -> None:
+        pos = self.handed = self.checkpoint
         last_flush = time.monotonic()
         # After a full batch the worker is behind: what it reads next has already waited,
         # so the rest is flushed as soon as it catches up instead of waiting out the
         # interval (the interval is for gathering a trickle into one file).
         behind = False
         while True:
+            self._writer.check()
             durable = self.state.durable_pos
             stopping = bool(self.state.get("stop"))
             got = False
@@ -192,60 +230,92 @@ class Flusher:
                     if self.sink.rows >= self.max_rows or self.sink.payload_bytes >= self.max_bytes:
                         break
             caught_up = pos >= durable
-            pending = pos != self.checkpoint
+            pending = pos != self.handed
             full = self.sink is not None and (self.sink.rows >= self.max_rows or self.sink.payload_bytes >= self.max_bytes)
             due = pending and (full or (caught_up and (behind or stopping)) or time.monotonic() - last_flush >= self.interval)
             if due:
-                try:
-                    self._flush(pos)
-                except OSError as exc:
-                    self.state.add("flush_errors", 1)
-                    log.error("worker %d: flush failed, will retry: %s", self.worker, exc)
-                    time.sleep(ERROR_BACKOFF_S)
-                    continue
+                self._hand_off(pos)
                 last_flush = time.monotonic()
                 behind = full
             elif not pending:
                 last_flush = time.monotonic()
-            if stopping and caught_up and pos == self.checkpoint:
+            if stopping and caught_up and pos == self.handed:
+                self._writer.drain()
                 self._retire()
                 return
             if not got:
                 time.sleep(IDLE_POLL_S)
 
 
-# Each batch allocates ~100 MB of short-lived buffers; allocators that hand them back to
-# the kernel at once pay for it again as page faults on the next batch (measured: ~10%
-# more spans/s queryable with these, +20 MiB PSS). glibc (ptars, numpy), polars' jemalloc,
-# pyarrow's mimalloc. Set only where the user has not.
+@dataclass
+class _Job:
+    start: int  # log position of the batch's first record (names its files)
+    end: int  # the checkpoint once it is written
+    batch: Any  # exporters.parquet.Batch, or None: nothing of ours to write, only the checkpoint
+    duplicates: int
+    normalize_s: float
+
+
+class _Writer(threading.Thread):
+    """The flusher's second stage: writes batches in order; a failed write is retried
+    (the same batch, after a back-off) until it succeeds, so no later checkpoint can pass it."""
+
+    def __init__(self, flusher: Flusher):
+        super().__init__(name=f"otelbench-writer-{flusher.worker}", daemon=True)
+        self.flusher = flusher
+        self.jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self.failure: BaseException | None = None
+
+    def put(self, job: _Job) -> None:
+        self.jobs.put(job)
+
+    def check(self) -> None:
+        """Raise here what killed the writer (a bug, not an I/O error: those are retried)."""
+        if self.failure is not None:
+            raise RuntimeError(f"flusher worker {self.flusher.worker}: the writer failed") from self.failure
+
+    def drain(self) -> None:
+        """Wait until every batch handed over is written and checkpointed."""
+        while self.flusher.checkpoint != self.flusher.handed:
+            self.check()
+            time.sleep(IDLE_POLL_S)
+
+    def close(self) -> None:
+        self.jobs.put(None)
+        self.join()
+
+    def run(self) -> None:
+        f = self.flusher
+        try:
+            while (job := self.jobs.get()) is not None:
+                while True:
+                    try:
+                        f._write(job)
+                        break
+                    except OSError as exc:
+                        f.state.add("flush_errors", 1)
+                        log.error("worker %d: flush failed, will retry: %s", f.worker, exc)
+                        time.sleep(ERROR_BACKOFF_S)
+                f._in_flight.release()
+        except BaseException as exc:  # noqa: BLE001 - handed to the reading thread
+            self.failure = exc
+
+
+# Each batch allocates ~100 MB of short-lived buffers; a glibc heap that handed them back
+# to the kernel at once would pay for them again as page faults on the next batch
+# (ptars' and numpy's buffers are glibc's). Polars' jemalloc and pyarrow's mimalloc keep
+# their own defaults (they return memory after ~1 s / 10 ms idle: keeping it all cost
+# ~20 MiB of peak RSS for no measurable speed). Set only where the user has not.
 ALLOCATOR_ENV = {
     "MALLOC_MMAP_THRESHOLD_": str(1 << 30),
     "MALLOC_TRIM_THRESHOLD_": str(1 << 32),
     "MALLOC_TOP_PAD_": str(64 << 20),
-    "_RJEM_MALLOC_CONF": "dirty_decay_ms:-1,muzzy_decay_ms:-1",
-    "MIMALLOC_PURGE_DELAY": "-1",
 }
 
 
-# what importing polars writes into os.environ (not a user's choice: ours may replace it)
-_POLARS_JEMALLOC_DEFAULT = "dirty_decay_ms:500,muzzy_decay_ms:1000"
-
-
-@contextlib.contextmanager
-def worker_environment() -> Iterator[None]:
+def worker_environment(base: Mapping[str, str]) -> dict[str, str]:
     """The environment the worker processes start with (allocators read it at start-up)."""
-    saved = {k: os.environ.get(k) for k in ALLOCATOR_ENV}
-    for k, v in ALLOCATOR_ENV.items():
-        if saved[k] is None or (k == "_RJEM_MALLOC_CONF" and saved[k].startswith(_POLARS_JEMALLOC_DEFAULT)):
-            os.environ[k] = v
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    return {**ALLOCATOR_ENV, **base}
 
 
 def _single_threaded() -> None:
@@ -259,15 +329,15 @@ def _single_threaded() -> None:
     pyarrow.set_io_thread_count(1)
 
 
-def main(config: Config, state_array: Any, worker: int, starts: dict[int, int], parent_pid: int) -> None:
-    """Entry point of a flusher worker process (multiprocessing, spawn)."""
+def main(config: Config, state_fd: int, worker: int, starts: dict[int, int], parent_pid: int) -> None:
+    """Entry point of a flusher worker process (``collector.child``)."""
     _die_with_parent(parent_pid)
     _single_threaded()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the receiver decides when we stop
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     level = config.service.telemetry.log_level.upper()
     logging.basicConfig(level=level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    state = SharedState(state_array, worker=worker)
+    state = SharedState(fd=state_fd, worker=worker)
     flusher = Flusher(config, state, worker, len(starts), starts[worker])
     flusher.recover(starts)
     if flusher.sink is not None and "traces" in flusher.sink.signals:

@@ -49,7 +49,7 @@ async def _read_body(request: Request, limit: int) -> bytes:
 
 def _error_response(err: ReceiverError, fmt: str) -> Response:
     status, headers = http_status(err)
-    body = encoding.encode_status(err.grpc_code.value[0], err.message, fmt)
+    body = encoding.encode_status(err.grpc_code, err.message, fmt)
     return Response(body, status_code=status, headers=headers, media_type=fmt)
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import multiprocessing as mp
 import os
 import socket
 import threading
@@ -23,6 +22,7 @@ from typing import Any
 import uvicorn
 
 from collector import flusher, wal
+from collector.child import Child
 from collector.config import Config
 from collector.service import Ingest
 from collector.state import SharedState
@@ -84,19 +84,14 @@ class Collector:
         self.telemetry = Telemetry(self.state)
         self.telemetry.wal_bytes_on_start = wal.wal_bytes(wal_dir)
 
-        ctx = mp.get_context("spawn")
+        env = flusher.worker_environment(os.environ)
         self._flushers = [
-            ctx.Process(
-                target=flusher.main,
-                args=(cfg, self.state.array, k, starts, os.getpid()),
-                name=f"otelbench-flusher-{k}",
-                daemon=False,
-            )
+            Child("collector.flusher:main", (cfg, self.state.fd, k, starts, os.getpid()),
+                  name=f"otelbench-flusher-{k}", pass_fds=(self.state.fd,), env=env)
             for k in range(workers)
         ]
-        with flusher.worker_environment():
-            for p in self._flushers:
-                p.start()
+        for p in self._flushers:
+            p.start()
         deadline = time.monotonic() + FLUSHER_START_TIMEOUT_S
         while not self.state.all_ready:
             for p in self._flushers:

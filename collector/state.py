@@ -3,12 +3,15 @@
 A fixed array of int64 slots in shared memory: positions in the write-ahead log
 and the flushers' counters. Every slot has exactly one writing process (each
 flusher worker has its own block), so no lock is needed; readers sum the blocks.
+The memory is a mapping of an unlinked temporary file (in /dev/shm where there is
+one) whose descriptor the child processes inherit (``SharedState(fd=...)``).
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
-from typing import Any
+import mmap
+import os
+import tempfile
 
 MAX_WORKERS = 8
 
@@ -40,13 +43,16 @@ _SIZE = len(_GLOBAL) + MAX_WORKERS * len(_PER_WORKER)
 
 
 class SharedState:
-    def __init__(self, array: Any = None, worker: int | None = None):
-        self._a = array if array is not None else mp.get_context("spawn").RawArray("q", _SIZE)
+    def __init__(self, fd: int | None = None, worker: int | None = None):
+        """A new state (the receiver), or, given ``fd``, the one a parent process made."""
+        if fd is None:
+            self._file = tempfile.TemporaryFile(dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+            self._file.truncate(_SIZE * 8)
+            fd = self._file.fileno()
+        self.fd = fd
+        self._map = mmap.mmap(fd, _SIZE * 8)
+        self._a = memoryview(self._map).cast("q")
         self.worker = worker  # set inside a flusher worker: which block it writes
-
-    @property
-    def array(self) -> Any:
-        return self._a
 
     def _index(self, name: str, worker: int | None = None) -> int:
         if name in _GLOBAL:

@@ -9,6 +9,7 @@ batches to ``storage.lake``, the only module that writes Parquet.
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import pyarrow as pa
@@ -65,6 +66,14 @@ class RecentKeys:
                 self.add(key)
                 keep.append(i)
         return keep
+
+
+@dataclass
+class Batch:
+    """One flush's normalized rows, by table, and its item counts by signal."""
+
+    tables: dict[str, Any]
+    counts: dict[str, int]
 
 
 def span_key(trace_id: str, span_id: str) -> int:
@@ -147,18 +156,27 @@ class ParquetSink:
             table = table.take(pa.array(keep, pa.int64()))
         return table
 
-    def flush(self, batch_id: str) -> dict[str, int]:
-        """Write everything buffered as one batch; returns the item counts written."""
+    def take(self) -> Batch:
+        """Everything buffered, normalized into one batch; the buffers start afresh."""
         spans = self._spans()
         tables: dict[str, Any] = dict(self._columns)
         if spans is not None and spans.num_rows:
             tables["spans"] = {name: spans.column(name) for name in spans.column_names}
             self.counts["traces"] += spans.num_rows
-        if tables:
-            self.lake.write_batch(batch_id, tables)
-        counts = self.counts
+        batch = Batch(tables, self.counts)
         self._columns = {}
         self._trace_payloads, self._trace_owners = [], []
         self.rows = self.payload_bytes = 0
         self.counts = {"traces": 0, "logs": 0, "metrics": 0}
-        return counts
+        return batch
+
+    def write(self, batch_id: str, batch: Batch) -> None:
+        """Write a batch ``take`` returned as one lake batch (releases the GIL while encoding)."""
+        if batch.tables:
+            self.lake.write_batch(batch_id, batch.tables)
+
+    def flush(self, batch_id: str) -> dict[str, int]:
+        """Write everything buffered as one batch; returns the item counts written."""
+        batch = self.take()
+        self.write(batch_id, batch)
+        return batch.counts

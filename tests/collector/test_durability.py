@@ -120,42 +120,23 @@ def test_sigterm_flushes_and_retires_the_log(tmp_path):
 
 
 def test_flusher_workers_start_with_retaining_allocators_and_the_receiver_does_not(tmp_path, monkeypatch):
-    """The allocator settings reach the worker processes only, and a user's own value wins."""
+    """The allocator settings reach the worker processes only, a user's own value wins, and
+    the collector's only children are its workers (no multiprocessing resource tracker)."""
     import psutil
 
     from collector.flusher import ALLOCATOR_ENV
 
-    monkeypatch.setenv("MIMALLOC_PURGE_DELAY", "250")  # the user's choice
-    import polars  # noqa: F401  (writes its own _RJEM_MALLOC_CONF into this process's environment)
-
+    monkeypatch.setenv("MALLOC_TOP_PAD_", "4096")  # the user's choice
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
     server = Server(_write_config(tmp_path))
     try:
         receiver = psutil.Process(server.proc.pid)
-        workers = [p for p in receiver.children() if "spawn_main" in " ".join(p.cmdline())]
-        assert len(workers) == 2
-        for w in workers:
-            env = w.environ()
-            assert env["MIMALLOC_PURGE_DELAY"] == "250"
-            assert {k: env.get(k) for k in ALLOCATOR_ENV if k != "MIMALLOC_PURGE_DELAY"} == {
-                k: v for k, v in ALLOCATOR_ENV.items() if k != "MIMALLOC_PURGE_DELAY"}
-        glibc = {k for k in ALLOCATOR_ENV if k.startswith("MALLOC_")}
-        assert not glibc & set(receiver.environ())  # the receiver keeps the default allocator
+        children = receiver.children()
+        assert [" ".join(p.cmdline()[-2:]) for p in children] == ["collector.child otelbench-flusher-0"]
+        env = children[0].environ()
+        assert env["MALLOC_TOP_PAD_"] == "4096"
+        assert env["MALLOC_TRIM_THRESHOLD_"] == ALLOCATOR_ENV["MALLOC_TRIM_THRESHOLD_"]
+        assert "MALLOC_TRIM_THRESHOLD_" not in receiver.environ()  # the receiver keeps the default allocator
     finally:
         server.proc.send_signal(signal.SIGTERM)
         assert server.proc.wait(60) == 0
-
-
-def test_worker_environment_replaces_polars_default_and_restores(monkeypatch):
-    import os
-
-    from collector.flusher import ALLOCATOR_ENV, worker_environment
-
-    monkeypatch.setenv("_RJEM_MALLOC_CONF", "dirty_decay_ms:500,muzzy_decay_ms:1000")  # `import polars` wrote it
-    monkeypatch.setenv("MALLOC_TOP_PAD_", "4096")  # a user's
-    monkeypatch.delenv("MIMALLOC_PURGE_DELAY", raising=False)
-    with worker_environment():
-        assert os.environ["_RJEM_MALLOC_CONF"] == ALLOCATOR_ENV["_RJEM_MALLOC_CONF"]
-        assert os.environ["MALLOC_TOP_PAD_"] == "4096"
-        assert os.environ["MIMALLOC_PURGE_DELAY"] == ALLOCATOR_ENV["MIMALLOC_PURGE_DELAY"]
-    assert os.environ["_RJEM_MALLOC_CONF"] == "dirty_decay_ms:500,muzzy_decay_ms:1000"
-    assert "MIMALLOC_PURGE_DELAY" not in os.environ

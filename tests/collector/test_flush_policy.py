@@ -78,3 +78,54 @@ def test_the_compactor_merges_flushed_files_in_its_own_process(make_collector, t
     names = [p.name for p in (tmp_path / "lake" / "spans").rglob("*.parquet")]
     assert any(n.startswith("compact-") for n in names), names
     assert open_lake(tmp_path / "lake").query("SELECT count(*), count(DISTINCT span_id) FROM spans").rows[0] == (40, 40)
+
+
+def test_a_failed_write_is_retried_in_order_and_nothing_is_lost_or_doubled(make_collector, tmp_path):
+    """The writer stage retries a batch it could not write (here: the day's partition folder
+    cannot be made) while the reading stage goes on acknowledging and normalizing; once the
+    disk is fixed every span lands exactly once."""
+    import datetime as dt
+
+    today = dt.datetime.now(dt.timezone.utc).date()
+    blocks = [tmp_path / "lake" / "spans" / f"date={today + dt.timedelta(days=d)}" for d in (-1, 0, 1)]
+    c = make_collector(parquet={"workers": 1, "flush": {"interval_s": 0.05}})
+    for b in blocks:
+        b.parent.mkdir(parents=True, exist_ok=True)
+        b.write_text("not a folder")
+    _post(c, 40, seed=21)
+    _wait_for(lambda: c.state.get("flush_errors", worker=0) > 0, 10)
+    for i in range(3):  # acknowledged while the writer is stuck
+        _post(c, 40, seed=22 + i)
+    time.sleep(0.3)
+    assert _flushed(c) == 0 and c.state.flushed_pos < c.state.durable_pos
+    for b in blocks:
+        b.unlink()
+    _wait_for(lambda: _flushed(c) == 160, 20)
+    rows = open_lake(tmp_path / "lake").query("SELECT count(*), count(DISTINCT (trace_id, span_id)) FROM spans").rows
+    assert rows == [(160, 160)]
+    c.stop()
+    assert c.state.flushed_pos == c.state.durable_pos
+
+
+def test_a_writer_that_breaks_stops_the_worker_instead_of_hanging_it():
+    """A bug in the writer stage (not an I/O error, which is retried) reaches the reading
+    stage as an exception, which ends the worker process (the receiver then reports it)."""
+    import pytest
+
+    from collector.flusher import _Job, _Writer
+
+    class Broken:
+        worker = 0
+        checkpoint = handed = 0
+
+        def _write(self, job):
+            raise ValueError("a bug")
+
+    writer = _Writer(Broken())
+    writer.start()
+    writer.put(_Job(0, 10, None, 0, 0.0))
+    Broken.handed = 10
+    with pytest.raises(RuntimeError, match="the writer failed") as info:
+        writer.drain()
+    assert isinstance(info.value.__cause__, ValueError)
+    writer.close()
