@@ -12,11 +12,11 @@ it as the write-ahead log holds it, and times both ways from serialized bytes to
 Each is run once to warm up (the first Arrow call also compiles the message pattern),
 then ``--runs`` times; the median is printed as wall-clock µs/span and as CPU µs/span
 (user + system time of this process: polars uses both cores, so wall < CPU when the
-machine is idle; with two flusher workers per two cores, CPU is what bounds throughput).
+machine is idle; the flusher runs polars on one thread beside its writer thread and the
+receiver, so CPU is what bounds throughput).
 
 ``--retain-memory`` re-runs the benchmark in a child process whose allocators keep freed
-memory instead of returning it to the kernel (glibc for ptars and numpy, jemalloc for
-polars, mimalloc for pyarrow). Each batch allocates some 150 MB of fresh buffers and
+memory instead of returning it to the kernel (glibc, for ptars and numpy). Each batch allocates some 150 MB of fresh buffers and
 page faults on this VM cost ~8 µs/span of system time; the settings are the flusher
 workers' own (``collector.flusher.ALLOCATOR_ENV``).
 

@@ -101,11 +101,7 @@ def write_checkpoint(wal_dir: Path, worker: int, workers: int, pos: int) -> None
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
-    fd = os.open(wal_dir, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    wal.fsync_dir(wal_dir)
 
 
 def _die_with_parent(parent_pid: int) -> None:

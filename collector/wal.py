@@ -109,7 +109,7 @@ def _records(
         yield i, None
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
     fd = os.open(directory, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -134,7 +134,7 @@ class WalWriter:
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
         os.ftruncate(self._fd, self.offset)  # cut a torn tail: it was never acknowledged
         os.lseek(self._fd, self.offset, os.SEEK_SET)
-        _fsync_dir(self.dir)
+        fsync_dir(self.dir)
 
     @staticmethod
     def _valid_length(path: Path) -> int:
@@ -175,7 +175,7 @@ class WalWriter:
         self.offset = 0
         self._fd = os.open(segment_path(self.dir, self.seq), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         if self.fsync:
-            _fsync_dir(self.dir)
+            fsync_dir(self.dir)
 
     def close(self) -> None:
         self.sync()

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
+import numpy as np
+import polars as pl
 import pyarrow as pa
 
 from collector import normalize
@@ -27,47 +29,6 @@ _NORMALIZERS: dict[str, Callable] = {
 }
 
 
-class RecentKeys:
-    """A bounded set of recently stored span keys (oldest forgotten first)."""
-
-    def __init__(self, capacity: int):
-        self.capacity = capacity
-        self._set: set[int] = set()
-        self._order: deque[int] = deque()
-
-    def __len__(self) -> int:
-        return len(self._set)
-
-    def __contains__(self, key: int) -> bool:
-        return key in self._set
-
-    def add(self, key: int) -> None:
-        if self.capacity <= 0 or key in self._set:
-            return
-        self._set.add(key)
-        self._order.append(key)
-        if len(self._order) > self.capacity:
-            self._set.discard(self._order.popleft())
-
-    def keep_new(self, keys: list[int]) -> list[int] | None:
-        """Remember ``keys``; the positions of those not seen before (each once), or
-        None when all are new — the usual case, checked with set operations in C."""
-        if self.capacity <= 0:
-            return None
-        if self._set.isdisjoint(keys) and len(set(keys)) == len(keys):
-            self._set.update(keys)
-            self._order.extend(keys)
-            while len(self._order) > self.capacity:
-                self._set.discard(self._order.popleft())
-            return None
-        keep = []
-        for i, key in enumerate(keys):
-            if key not in self._set:
-                self.add(key)
-                keep.append(i)
-        return keep
-
-
 @dataclass
 class Batch:
     """One flush's normalized rows, by table, and its item counts by signal."""
@@ -76,8 +37,75 @@ class Batch:
     counts: dict[str, int]
 
 
-def span_key(trace_id: str, span_id: str) -> int:
-    return hash(trace_id + span_id)
+class RecentKeys:
+    """A bounded memory of recently stored span keys (``span_keys``), oldest forgotten first.
+
+    Held as a few sorted ``uint64`` arrays and looked up by binary search: 8 bytes a key
+    (a Python set of ints took ~60, ~30 MiB at the default window). New keys join the
+    newest array until it holds a quarter of the capacity (a linear merge of two sorted
+    runs), so there are at most ~5 arrays to search; the oldest array is forgotten once the
+    others hold ``capacity`` keys. At least the last ``capacity`` keys are remembered.
+    """
+
+    def __init__(self, capacity: int):
+        self.capacity = capacity
+        self._arrays: deque[np.ndarray] = deque()
+        self._size = 0
+        self._array_cap = max(1, capacity // 4)
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __contains__(self, key: int) -> bool:
+        return bool(self._seen(np.array([key], np.uint64))[0])
+
+    def _seen(self, keys: np.ndarray) -> np.ndarray:
+        seen = np.zeros(len(keys), bool)
+        for arr in self._arrays:
+            i = np.searchsorted(arr, keys)
+            np.minimum(i, len(arr) - 1, out=i)
+            seen |= arr[i] == keys
+        return seen
+
+    def _remember(self, keys: np.ndarray) -> None:
+        """Add keys that are unique and not yet remembered."""
+        if not len(keys):
+            return
+        keys = np.sort(keys)
+        if self._arrays and len(self._arrays[-1]) + len(keys) <= self._array_cap:
+            last = self._arrays.pop()
+            self._size -= len(last)
+            keys = np.concatenate([last, keys])
+            keys.sort(kind="stable")  # two sorted runs: a linear merge
+        self._arrays.append(keys)
+        self._size += len(keys)
+        while len(self._arrays) > 1 and self._size - len(self._arrays[0]) >= self.capacity:
+            self._size -= len(self._arrays.popleft())
+
+    def keep_new(self, keys: Sequence[int] | np.ndarray) -> list[int] | None:
+        """Remember ``keys``; the positions of those not seen before (each once), or
+        None when all are new (the usual case)."""
+        if self.capacity <= 0:
+            return None
+        keys = np.asarray(keys, np.uint64)
+        _, first = np.unique(keys, return_index=True)
+        fresh = ~self._seen(keys)
+        if len(first) == len(keys) and fresh.all():
+            self._remember(keys)
+            return None
+        is_first = np.zeros(len(keys), bool)
+        is_first[first] = True
+        keep = np.flatnonzero(fresh & is_first)
+        self._remember(keys[keep])
+        return keep.tolist()
+
+
+def span_keys(trace_ids: Any, span_ids: Any) -> np.ndarray:
+    """64-bit hashes of (trace id, span id) pairs, the dedupe set's keys (polars' row hash:
+    the same in every process of one polars version, and the set is rebuilt at start)."""
+    return pl.from_arrow(pa.table({"t": pa.array(trace_ids, pa.string()) if isinstance(trace_ids, list) else trace_ids,
+                                   "s": pa.array(span_ids, pa.string()) if isinstance(span_ids, list) else span_ids})
+                         ).hash_rows().to_numpy()
 
 
 class ParquetSink:
@@ -100,8 +128,9 @@ class ParquetSink:
         return bool(self.rows or self._trace_payloads)
 
     def remember_stored(self, keys: list[tuple]) -> None:
-        for trace_id, span_id in keys:
-            self.recent.add(span_key(trace_id, span_id))
+        if keys and self.recent.capacity:
+            trace_ids, span_ids = zip(*keys)
+            self.recent.keep_new(span_keys(list(trace_ids), list(span_ids)))
 
     def add(self, signal: str, owner: str | None, payload: bytes) -> None:
         if signal not in self.signals:
@@ -149,8 +178,7 @@ class ParquetSink:
                     continue
                 parts.append(pa.Table.from_pydict(normalize.normalize_traces(request, owner), schema=SPANS.schema))
             table = pa.concat_tables(parts) if parts else SPANS.schema.empty_table()
-        keys = list(map(span_key, table.column("trace_id").to_pylist(), table.column("span_id").to_pylist()))
-        keep = self.recent.keep_new(keys)
+        keep = self.recent.keep_new(span_keys(table.column("trace_id"), table.column("span_id")))
         if keep is not None and len(keep) < table.num_rows:
             self.duplicates += table.num_rows - len(keep)
             table = table.take(pa.array(keep, pa.int64()))

@@ -1,4 +1,7 @@
-"""The Parquet lake on disk: the only code that writes (or deletes) Parquet files.
+"""The Parquet lake on disk: layout, flushed batches, crash recovery, reads.
+
+With ``storage.compaction`` (merges) and ``storage.files`` (atomic files, names), the
+only code that writes or deletes Parquet files.
 
 Layout (see docs/schema.md)::
 
@@ -23,9 +26,7 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,59 +34,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from storage import queries
-from storage.rowgroups import RowGroupWriter
+from storage import compaction
+from storage.files import DataFile, LakeError, check_batch_id, fsync, fsync_dir, is_temp, partitions, temp_name, write_atomic
+from storage.files import table as _table
 from storage.schema import PARTITION_COLUMN, SCHEMA_VERSION, SPANS, TABLES, Table
+
+__all__ = ["Lake", "LakeError", "DataFile", "MANIFEST_NAME"]
 
 SEED_DATE = "1970-01-01"
 SEED_NAME = "seed.parquet"
 MANIFEST_NAME = "_lake.json"
-COMPRESSION = "zstd"
-ROW_GROUP_ROWS = 122_880  # DuckDB's own row-group size: one scan task per group
-_BUFFER_BYTES = 128 << 20  # compaction holds at most this much of its output before writing a row group
-_COMPACT_MEMORY = "128MB"  # DuckDB dedupes and looks parents up within this, spilling to <root>/_tmp
-# A compacted file is done (never merged again) at this many rows or uncompressed bytes;
-# one compaction run merges at most about that much per partition, so a run is bounded
-# in time and in what it rewrites.
-TARGET_ROWS = 2_000_000
-TARGET_BYTES = 1 << 30
-
-# Row order inside every compacted file. The views filter on these columns (span_type = 'llm',
-# message_direction IN ...); a file sorted by them lets DuckDB skip whole row groups by
-# their min/max statistics, so llm_calls reads only the llm row groups of a big file.
-SORT_KEYS: dict[str, tuple[str, ...]] = {
-    "spans": ("span_type", "start_time"),
-    "logs": ("message_direction", "time"),
-    "metrics": ("metric_name", "time"),
-}
-# Unique per row: a dictionary page would only fill up and fall back, slowing reads.
-_NO_DICTIONARY: dict[str, frozenset[str]] = {"spans": frozenset({"span_id"})}
-
-_BATCH_ID = re.compile(r"^[0-9A-Za-z_]+$")
-_DATA_FILE = re.compile(r"^(?P<kind>part|compact)-(?P<batch>[0-9A-Za-z_]+)-(?P<n>\d+)\.parquet$")
-_JOURNAL = re.compile(r"^_journal-(?P<batch>[0-9A-Za-z_]+)\.json$")
-
-
-class LakeError(RuntimeError):
-    """The lake on disk cannot be used as asked (newer schema, bad batch id)."""
-
-
-@dataclass(frozen=True, order=True)
-class DataFile:
-    """A part or compact file, ordered the way its rows were written."""
-
-    batch_id: str
-    kind_rank: int  # a compact file holds rows older than a part file of the same batch
-    n: int
-    path: Path
-
-    @classmethod
-    def parse(cls, path: Path) -> DataFile | None:
-        m = _DATA_FILE.match(path.name)
-        if m is None:
-            return None
-        rank = 0 if m["kind"] == "compact" else 1
-        return cls(m["batch"], rank, int(m["n"]), path)
 
 
 class Lake:
@@ -113,8 +71,8 @@ class Lake:
             seed = seed_dir / SEED_NAME
             # Rewrite the seed when the schema grew, so union_by_name sees every column.
             if not seed.exists() or not pq.read_schema(seed).equals(t.stored_schema):
-                _write_atomic(t.stored_schema.empty_table(), seed, t)
-                _fsync_dir(seed_dir)
+                write_atomic(t.stored_schema.empty_table(), seed, t)
+                fsync_dir(seed_dir)
             self._recover(t)
         body = {
             "schema_version": SCHEMA_VERSION,
@@ -128,9 +86,9 @@ class Lake:
         if not manifest.exists() or manifest.read_text() != text:
             tmp = manifest.with_name(f".{MANIFEST_NAME}.tmp")
             tmp.write_text(text)
-            _fsync(tmp)
+            fsync(tmp)
             os.replace(tmp, manifest)
-            _fsync_dir(self.root)
+            fsync_dir(self.root)
 
     def files(self, table: str) -> list[Path]:
         """Data files (part and compact, not the seed), oldest batch first."""
@@ -141,7 +99,7 @@ class Lake:
         return sorted(f for f in found if f is not None)
 
     def _partitions(self, t: Table) -> list[Path]:
-        return sorted(p for p in self.table_dir(t.name).glob(f"{PARTITION_COLUMN}=*") if p.is_dir())
+        return partitions(self.root, t)
 
     # ------------------------------------------------------------------ writes
     def write_batch(self, batch_id: str, tables: Mapping[str, Mapping[str, Sequence[Any]]]) -> list[Path]:
@@ -150,7 +108,7 @@ class Lake:
         ``tables[name]`` holds exactly the table's ``columns``; its derived columns may be
         left out (they are computed here; non-null values given for them are kept).
         """
-        _check_batch_id(batch_id)
+        check_batch_id(batch_id)
         written: list[Path] = []
         dirs: set[Path] = set()
         for name, columns in tables.items():
@@ -166,11 +124,11 @@ class Lake:
                 path = folder / f"part-{batch_id}-{n}.parquet"
                 # a fresh batch file is one row group: sorting it could not let a reader
                 # skip anything, and it cost ~10% of a flusher's time; compaction sorts
-                _write_atomic(rows, path, t)
+                write_atomic(rows, path, t)
                 written.append(path)
                 dirs.add(folder)
         for folder in dirs:
-            _fsync_dir(folder)
+            fsync_dir(folder)
         return written
 
     def discard_after(self, batch_id: str, *, suffix: str | None = None) -> int:
@@ -179,7 +137,7 @@ class Lake:
         ``suffix``: only batches whose id ends with it (one flusher worker's files,
         e.g. ``_0``); the other workers' files are theirs to judge.
         """
-        _check_batch_id(batch_id)
+        check_batch_id(batch_id)
         removed = 0
         for t in TABLES.values():
             self._recover(t)  # a journal may name temp files; settle it before sweeping
@@ -192,11 +150,11 @@ class Lake:
                         and f.batch_id >= batch_id
                         and (suffix is None or f.batch_id.endswith(suffix))
                     )
-                    if stale_part or _is_temp(p):
+                    if stale_part or is_temp(p):
                         p.unlink()
                         removed += 1
                 if removed:
-                    _fsync_dir(part)
+                    fsync_dir(part)
         return removed
 
     # ------------------------------------------------------------------ reads
@@ -215,175 +173,18 @@ class Lake:
         return keys[:limit]
 
     # ------------------------------------------------------------------ compaction
-    def compact(
-        self,
-        table: str,
-        *,
-        below_batch_id: str,
-        min_files: int = 8,
-        target_rows: int = TARGET_ROWS,
-        target_bytes: int = TARGET_BYTES,
-    ) -> int:
-        """Merge each partition's small files older than ``below_batch_id``; returns files merged.
-
-        Rows with an equal ``Table.key`` keep their first copy (oldest batch, then file order).
-        A file counts as small below ``target_rows`` rows and ``target_bytes`` uncompressed;
-        one run merges the oldest small files of a partition up to about one target's worth.
-        Memory stays bounded: DuckDB only streams (it finds duplicates on the key columns,
-        within ``_COMPACT_MEMORY``, spilling to ``<root>/_tmp``), and ``storage.rowgroups``
-        writes row groups of one ``SORT_KEYS[0]`` value each, sorted by the other keys.
-        Spans get ``resolved_agent`` filled from their parents anywhere in the lake
-        (``queries.compact_spans_sql``). A file written by an older schema version is
-        merged whatever its size and however few files its partition has, so it is
-        rewritten once with every column.
-        """
-        _check_batch_id(below_batch_id)
-        t = _table(table)
-        self._recover(t)
-        merged = 0
-        for part in self._partitions(t):
-            small: list[tuple[DataFile, int, int]] = []
-            outdated = False
-            for f in sorted(filter(None, map(DataFile.parse, part.glob("*.parquet")))):
-                if f.batch_id >= below_batch_id:
-                    continue
-                meta = pq.ParquetFile(f.path).metadata
-                old = not set(t.stored_columns) <= set(meta.schema.to_arrow_schema().names)
-                size = _uncompressed_bytes(meta)
-                if old or (meta.num_rows < target_rows and size < target_bytes):
-                    small.append((f, meta.num_rows, size))
-                    outdated |= old
-            # A file from an older schema version is rewritten whatever its size, once:
-            # afterwards it carries every column, derived ones filled.
-            if not small or not (outdated or len(small) >= max(min_files, 2)):
-                continue
-            inputs, rows, size = [], 0, 0
-            for f, n, b in small:  # the oldest, until they make one target's worth
-                inputs.append(f)
-                rows, size = rows + n, size + b
-                if rows >= target_rows or size >= target_bytes:
-                    break
-            if len(inputs) >= 2 or outdated:
-                self._compact_partition(t, part, inputs, rows, size, target_rows, target_bytes)
-                merged += len(inputs)
-        return merged
-
-    def _compact_partition(self, t: Table, part: Path, inputs: list[DataFile], total: int, size: int,
-                           target_rows: int, target_bytes: int) -> None:
-        """Merge ``inputs`` (``total`` rows, ``size`` bytes uncompressed) into new files."""
-        top = max(f.batch_id for f in inputs)
-        taken = {p.name for p in part.iterdir()}
-        names: list[str] = []
-        n = 0
-        while len(names) < max(1, -(-total // target_rows), -(-size // target_bytes)):
-            name = f"compact-{top}-{n}.parquet"
-            if name not in taken:  # never reuse a name: it could be one of the inputs
-                names.append(name)
-            n += 1
-        journal = part / f"_journal-{top}.json"
-        plan = {"inputs": [f.path.name for f in inputs], "outputs": names}
-        _write_json_atomic(journal, plan)
-        _fsync_dir(part)
-
-        try:
-            written = self._merge(t, inputs, [part / name for name in names], target_rows, target_bytes)
-        except BaseException:
-            # Nothing was renamed yet: drop the temp files and the journal, keep the inputs.
-            for name in names:
-                _temp_name(part / name).unlink(missing_ok=True)
-            journal.unlink(missing_ok=True)
-            raise
-        if len(written) < len(names):  # duplicates dropped: fewer outputs than planned
-            plan["outputs"] = [p.name for p in written]
-            _write_json_atomic(journal, plan)
-        for final in written:
-            os.replace(_temp_name(final), final)
-        _fsync_dir(part)
-        self._finish(part, journal)
-
-    def _merge(self, t: Table, inputs: list[DataFile], outputs: list[Path], target_rows: int,
-               target_bytes: int) -> list[Path]:
-        """Stream the inputs, without repeated keys, into the temp files of ``outputs``.
-
-        Returns the outputs that received rows, each fsynced under its temp name.
-        """
-        import duckdb  # lazy: only compaction needs it, not the collector's hot path
-
-        tmp_dir = self.root / "_tmp"
-        tmp_dir.mkdir(exist_ok=True)
-        # one thread: the compactor runs beside the receiver and the flusher workers
-        config = {"memory_limit": _COMPACT_MEMORY, "temp_directory": str(tmp_dir), "threads": 1}
-        present = set().union(*(pq.read_schema(f.path).names for f in inputs))
-        columns = [c for c in t.stored_columns if c in present]
-        params: dict[str, Any] = {"files": [str(f.path) for f in inputs]}
-        if t is SPANS:
-            # parents anywhere in the lake that name an agent; any parent in this partition
-            sql = queries.compact_spans_sql(columns, t.key)
-            params["lake"] = queries.table_glob(self.root, t.name)
-            params["partition"] = str(outputs[0].parent / "*.parquet")
-        else:
-            sql = queries.compact_sql(columns, t.key)
-        out = RowGroupWriter(
-            outputs,
-            sort_keys=SORT_KEYS.get(t.name, ()),
-            row_group_rows=ROW_GROUP_ROWS,
-            target_rows=target_rows,
-            target_bytes=target_bytes,
-            buffer_bytes=_BUFFER_BYTES,
-            open_file=lambda path: pq.ParquetWriter(_temp_name(path), t.stored_schema, **_write_options(t)),
-            close_file=lambda path: _fsync(_temp_name(path)),
-        )
-        try:
-            with duckdb.connect(":memory:", config=config) as con:
-                con.execute(queries.DISABLE_PROGRESS_BAR)  # it would draw on the collector's stdout
-                result = con.sql(sql, params=params)
-                for batch in result.to_arrow_reader(4096):
-                    out.write(_conform(batch, t.stored_schema))
-        finally:
-            out.close()
-        return out.written
+    def compact(self, table: str, *, below_batch_id: str, min_files: int = 8,
+                target_rows: int = compaction.TARGET_ROWS, target_bytes: int = compaction.TARGET_BYTES) -> int:
+        """Merge each partition's small files older than ``below_batch_id``; returns files
+        merged (``storage.compaction.compact``)."""
+        return compaction.compact(self.root, table, below_batch_id=below_batch_id, min_files=min_files,
+                                  target_rows=target_rows, target_bytes=target_bytes)
 
     def _recover(self, t: Table) -> None:
-        """Settle journals left by a crash: finish a compaction whose outputs all exist, else undo it."""
-        for part in self._partitions(t):
-            for journal in sorted(part.glob("_journal-*.json")):
-                if not _JOURNAL.match(journal.name):
-                    continue
-                plan = json.loads(journal.read_text())
-                outs = [part / name for name in plan["outputs"]]
-                if not all(p.exists() for p in outs):
-                    # The inputs are all still there (they go only after every rename): roll back.
-                    for p in outs:
-                        p.unlink(missing_ok=True)
-                        _temp_name(p).unlink(missing_ok=True)
-                    journal.unlink()
-                    _fsync_dir(part)
-                else:
-                    self._finish(part, journal)
-
-    @staticmethod
-    def _finish(part: Path, journal: Path) -> None:
-        plan = json.loads(journal.read_text())
-        for name in plan["inputs"]:
-            (part / name).unlink(missing_ok=True)
-        _fsync_dir(part)
-        journal.unlink()
-        _fsync_dir(part)
+        compaction.recover(self.root, t)
 
 
 # ---------------------------------------------------------------------- helpers
-def _table(name: str) -> Table:
-    try:
-        return TABLES[name]
-    except KeyError:
-        raise LakeError(f"unknown table {name!r}; tables: {', '.join(TABLES)}") from None
-
-
-def _check_batch_id(batch_id: str) -> None:
-    if not isinstance(batch_id, str) or not _BATCH_ID.match(batch_id):
-        raise LakeError(f"batch id must be letters, digits or '_' (fixed width), got {batch_id!r}")
-
-
 def _to_arrow(t: Table, columns: Mapping[str, Sequence[Any]]) -> pa.Table:
     """The table's stored schema: a missing or unknown column is a programming error, named;
     a derived column left out is all NULL (for ``_resolve_agents`` to fill)."""
@@ -446,56 +247,3 @@ def _split_by_date(data: pa.Table, time_column: str) -> Iterable[tuple[str, pa.T
         yield day.isoformat(), data.filter(pc.equal(days, pa.scalar(day, pa.date32())))
 
 
-def _conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
-    """DuckDB's Arrow output → exactly ``schema`` (time zone names, string views, and
-    columns that no input file had, from an older schema version)."""
-    arrays = []
-    for f in schema:
-        i = batch.schema.get_field_index(f.name)
-        arrays.append(pa.nulls(batch.num_rows, f.type) if i < 0 else batch.column(i).cast(f.type))
-    return pa.RecordBatch.from_arrays(arrays, schema=schema)
-
-
-def _uncompressed_bytes(meta: pq.FileMetaData) -> int:
-    return sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
-
-
-def _write_options(t: Table) -> dict[str, Any]:
-    plain = _NO_DICTIONARY.get(t.name, frozenset())
-    return {"compression": COMPRESSION, "use_dictionary": [c for c in t.stored_columns if c not in plain]}
-
-
-def _write_atomic(data: pa.Table, path: Path, t: Table) -> None:
-    tmp = _temp_name(path)
-    pq.write_table(data, tmp, row_group_size=ROW_GROUP_ROWS, **_write_options(t))
-    _fsync(tmp)
-    os.replace(tmp, path)
-
-
-def _write_json_atomic(path: Path, body: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(body))
-    _fsync(tmp)
-    os.replace(tmp, path)
-
-
-def _temp_name(path: Path) -> Path:
-    # Leading dot: hidden from every reader's glob; ".tmp": never mistaken for Parquet.
-    return path.with_name(f".{path.name}.tmp")
-
-
-def _is_temp(path: Path) -> bool:
-    return path.name.startswith(".") and path.name.endswith(".tmp")
-
-
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_dir(path: Path) -> None:
-    # A rename or unlink is durable only once its folder is fsynced (POSIX).
-    _fsync(path)

@@ -12,7 +12,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
-from storage import lake as lake_mod
+from storage import compaction as compaction_mod
 from storage.lake import Lake, LakeError
 from storage.schema import LOGS, SCHEMA_VERSION, SPANS, TABLES
 from tests.storage.rows import DAY, agent, batch, columnar, llm, log, metric, span, tool
@@ -256,7 +256,7 @@ def test_a_crash_after_the_rename_is_finished_on_init(lake: Lake, monkeypatch: p
     def crash(part: Path, journal: Path) -> None:  # dies after the rename, before deleting inputs
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(Lake, "_finish", staticmethod(crash))
+    monkeypatch.setattr(compaction_mod, "_finish", crash)
     with pytest.raises(KeyboardInterrupt):
         lake.compact("spans", below_batch_id=bid(100))
     monkeypatch.undo()
@@ -287,7 +287,7 @@ def test_a_failed_merge_leaves_the_inputs(lake: Lake, monkeypatch: pytest.Monkey
     def boom(*args: object) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(lake_mod, "_conform", boom)
+    monkeypatch.setattr(compaction_mod, "_conform", boom)
     with pytest.raises(OSError, match="disk full"):
         lake.compact("spans", below_batch_id=bid(100))
     assert sorted(p.name for p in lake.table_dir("spans").rglob("*")) == before

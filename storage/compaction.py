@@ -1,0 +1,215 @@
+"""Compaction: a partition's small files merged into big, sorted ones, exactly once.
+
+``compact`` picks the oldest small files of each partition (up to one target's worth),
+journals the plan (``_journal-<batch>.json``: inputs and outputs), streams the inputs
+through DuckDB without repeated keys (and, for spans, with ``resolved_agent`` filled from
+parents anywhere in the lake) into ``storage.rowgroups``, renames the outputs into place
+and then deletes the inputs. ``recover`` settles a journal a crash left: it finishes a
+merge whose outputs all exist, else rolls it back (the inputs are all still there).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from storage import queries
+from storage.files import (ROW_GROUP_ROWS, DataFile, check_batch_id, fsync, fsync_dir, partitions, table,
+                           temp_name, write_json_atomic, write_options)
+from storage.rowgroups import RowGroupWriter
+from storage.schema import SPANS, Table
+
+_BUFFER_BYTES = 128 << 20  # compaction holds at most this much of its output before writing a row group
+_COMPACT_MEMORY = "128MB"  # DuckDB dedupes and looks parents up within this, spilling to <root>/_tmp
+# A compacted file is done (never merged again) at this many rows or uncompressed bytes;
+# one compaction run merges at most about that much per partition, so a run is bounded
+# in time and in what it rewrites.
+TARGET_ROWS = 2_000_000
+TARGET_BYTES = 1 << 30
+
+# Row order inside every compacted file. The views filter on these columns (span_type = 'llm',
+# message_direction IN ...); a file sorted by them lets DuckDB skip whole row groups by
+# their min/max statistics, so llm_calls reads only the llm row groups of a big file.
+SORT_KEYS: dict[str, tuple[str, ...]] = {
+    "spans": ("span_type", "start_time"),
+    "logs": ("message_direction", "time"),
+    "metrics": ("metric_name", "time"),
+}
+_JOURNAL = re.compile(r"^_journal-(?P<batch>[0-9A-Za-z_]+)\.json$")
+
+
+def compact(
+    root: Path,
+    table_name: str,
+    *,
+    below_batch_id: str,
+    min_files: int = 8,
+    target_rows: int = TARGET_ROWS,
+    target_bytes: int = TARGET_BYTES,
+) -> int:
+    """Merge each partition's small files older than ``below_batch_id``; returns files merged.
+
+    Rows with an equal ``Table.key`` keep their first copy (oldest batch, then file order).
+    A file counts as small below ``target_rows`` rows and ``target_bytes`` uncompressed;
+    one run merges the oldest small files of a partition up to about one target's worth.
+    Memory stays bounded: DuckDB only streams (it finds duplicates on the key columns,
+    within ``_COMPACT_MEMORY``, spilling to ``<root>/_tmp``), and ``storage.rowgroups``
+    writes row groups of one ``SORT_KEYS[0]`` value each, sorted by the other keys.
+    Spans get ``resolved_agent`` filled from their parents anywhere in the lake
+    (``queries.compact_spans_sql``). A file written by an older schema version is
+    merged whatever its size and however few files its partition has, so it is
+    rewritten once with every column.
+    """
+    check_batch_id(below_batch_id)
+    t = table(table_name)
+    recover(root, t)
+    merged = 0
+    for part in partitions(root, t):
+        small: list[tuple[DataFile, int, int]] = []
+        outdated = False
+        for f in sorted(filter(None, map(DataFile.parse, part.glob("*.parquet")))):
+            if f.batch_id >= below_batch_id:
+                continue
+            meta = pq.ParquetFile(f.path).metadata
+            old = not set(t.stored_columns) <= set(meta.schema.to_arrow_schema().names)
+            size = _uncompressed_bytes(meta)
+            if old or (meta.num_rows < target_rows and size < target_bytes):
+                small.append((f, meta.num_rows, size))
+                outdated |= old
+        # A file from an older schema version is rewritten whatever its size, once:
+        # afterwards it carries every column, derived ones filled.
+        if not small or not (outdated or len(small) >= max(min_files, 2)):
+            continue
+        inputs, rows, size = [], 0, 0
+        for f, n, b in small:  # the oldest, until they make one target's worth
+            inputs.append(f)
+            rows, size = rows + n, size + b
+            if rows >= target_rows or size >= target_bytes:
+                break
+        if len(inputs) >= 2 or outdated:
+            _compact_partition(root, t, part, inputs, rows, size, target_rows, target_bytes)
+            merged += len(inputs)
+    return merged
+
+def _compact_partition(root: Path, t: Table, part: Path, inputs: list[DataFile], total: int, size: int,
+                       target_rows: int, target_bytes: int) -> None:
+    """Merge ``inputs`` (``total`` rows, ``size`` bytes uncompressed) into new files."""
+    top = max(f.batch_id for f in inputs)
+    taken = {p.name for p in part.iterdir()}
+    names: list[str] = []
+    n = 0
+    while len(names) < max(1, -(-total // target_rows), -(-size // target_bytes)):
+        name = f"compact-{top}-{n}.parquet"
+        if name not in taken:  # never reuse a name: it could be one of the inputs
+            names.append(name)
+        n += 1
+    journal = part / f"_journal-{top}.json"
+    plan = {"inputs": [f.path.name for f in inputs], "outputs": names}
+    write_json_atomic(journal, plan)
+    fsync_dir(part)
+
+    try:
+        written = _merge(root, t, inputs, [part / name for name in names], target_rows, target_bytes)
+    except BaseException:
+        # Nothing was renamed yet: drop the temp files and the journal, keep the inputs.
+        for name in names:
+            temp_name(part / name).unlink(missing_ok=True)
+        journal.unlink(missing_ok=True)
+        raise
+    if len(written) < len(names):  # duplicates dropped: fewer outputs than planned
+        plan["outputs"] = [p.name for p in written]
+        write_json_atomic(journal, plan)
+    for final in written:
+        os.replace(temp_name(final), final)
+    fsync_dir(part)
+    _finish(part, journal)
+
+def _merge(root: Path, t: Table, inputs: list[DataFile], outputs: list[Path], target_rows: int,
+           target_bytes: int) -> list[Path]:
+    """Stream the inputs, without repeated keys, into the temp files of ``outputs``.
+
+    Returns the outputs that received rows, each fsynced under its temp name.
+    """
+    import duckdb  # lazy: only compaction needs it, not the collector's hot path
+
+    tmp_dir = root / "_tmp"
+    tmp_dir.mkdir(exist_ok=True)
+    # one thread: the compactor runs beside the receiver and the flusher workers
+    config = {"memory_limit": _COMPACT_MEMORY, "temp_directory": str(tmp_dir), "threads": 1}
+    present = set().union(*(pq.read_schema(f.path).names for f in inputs))
+    columns = [c for c in t.stored_columns if c in present]
+    params: dict[str, Any] = {"files": [str(f.path) for f in inputs]}
+    if t is SPANS:
+        # parents anywhere in the lake that name an agent; any parent in this partition
+        sql = queries.compact_spans_sql(columns, t.key)
+        params["lake"] = queries.table_glob(root, t.name)
+        params["partition"] = str(outputs[0].parent / "*.parquet")
+    else:
+        sql = queries.compact_sql(columns, t.key)
+    out = RowGroupWriter(
+        outputs,
+        sort_keys=SORT_KEYS.get(t.name, ()),
+        row_group_rows=ROW_GROUP_ROWS,
+        target_rows=target_rows,
+        target_bytes=target_bytes,
+        buffer_bytes=_BUFFER_BYTES,
+        open_file=lambda path: pq.ParquetWriter(temp_name(path), t.stored_schema, **write_options(t)),
+        close_file=lambda path: fsync(temp_name(path)),
+    )
+    try:
+        with duckdb.connect(":memory:", config=config) as con:
+            con.execute(queries.DISABLE_PROGRESS_BAR)  # it would draw on the collector's stdout
+            result = con.sql(sql, params=params)
+            for batch in result.to_arrow_reader(4096):
+                out.write(_conform(batch, t.stored_schema))
+    finally:
+        out.close()
+    return out.written
+
+def recover(root: Path, t: Table) -> None:
+    """Settle journals left by a crash: finish a compaction whose outputs all exist, else undo it."""
+    for part in partitions(root, t):
+        for journal in sorted(part.glob("_journal-*.json")):
+            if not _JOURNAL.match(journal.name):
+                continue
+            plan = json.loads(journal.read_text())
+            outs = [part / name for name in plan["outputs"]]
+            if not all(p.exists() for p in outs):
+                # The inputs are all still there (they go only after every rename): roll back.
+                for p in outs:
+                    p.unlink(missing_ok=True)
+                    temp_name(p).unlink(missing_ok=True)
+                journal.unlink()
+                fsync_dir(part)
+            else:
+                _finish(part, journal)
+
+def _finish(part: Path, journal: Path) -> None:
+    plan = json.loads(journal.read_text())
+    for name in plan["inputs"]:
+        (part / name).unlink(missing_ok=True)
+    fsync_dir(part)
+    journal.unlink()
+    fsync_dir(part)
+
+
+def _conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """DuckDB's Arrow output → exactly ``schema`` (time zone names, string views, and
+    columns that no input file had, from an older schema version)."""
+    arrays = []
+    for f in schema:
+        i = batch.schema.get_field_index(f.name)
+        arrays.append(pa.nulls(batch.num_rows, f.type) if i < 0 else batch.column(i).cast(f.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _uncompressed_bytes(meta: pq.FileMetaData) -> int:
+    return sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+
+
