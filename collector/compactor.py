@@ -27,6 +27,7 @@ from collector.state import SharedState
 log = logging.getLogger("otelbench.compactor")
 
 TABLES = ("spans", "logs", "metrics")
+COMPACTOR_NICENESS = 10
 
 
 def run(lake_path: str, below_batch_id: str, min_files: int, state: SharedState) -> None:
@@ -48,6 +49,9 @@ def main(lake_path: str, below_batch_id: str, min_files: int, state_fd: int, par
     from collector.flusher import _die_with_parent
 
     _die_with_parent(parent_pid)
+    # Background work: the receiver and the flusher come first for the CPU, compaction
+    # takes what they leave (it can wait; an acknowledged span waiting for Parquet cannot).
+    os.nice(COMPACTOR_NICENESS)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the receiver decides when we stop
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
     run(lake_path, below_batch_id, min_files, SharedState(fd=state_fd))

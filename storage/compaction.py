@@ -71,7 +71,7 @@ def compact(
     recover(root, t)
     merged = 0
     for part in partitions(root, t):
-        small: list[tuple[DataFile, int, int]] = []
+        small: list[tuple[DataFile, int, int, bool]] = []  # file, rows, bytes, older schema
         outdated = False
         for f in sorted(filter(None, map(DataFile.parse, part.glob("*.parquet")))):
             if f.batch_id >= below_batch_id:
@@ -80,14 +80,15 @@ def compact(
             old = not set(t.stored_columns) <= set(meta.schema.to_arrow_schema().names)
             size = _uncompressed_bytes(meta)
             if old or (meta.num_rows < target_rows and size < target_bytes):
-                small.append((f, meta.num_rows, size))
+                small.append((f, meta.num_rows, size, old))
                 outdated |= old
+        small = _tiers(small)
         # A file from an older schema version is rewritten whatever its size, once:
         # afterwards it carries every column, derived ones filled.
         if not small or not (outdated or len(small) >= max(min_files, 2)):
             continue
         inputs, rows, size = [], 0, 0
-        for f, n, b in small:  # the oldest, until they make one target's worth
+        for f, n, b, _ in small:  # the oldest, until they make one target's worth
             inputs.append(f)
             rows, size = rows + n, size + b
             if rows >= target_rows or size >= target_bytes:
@@ -96,6 +97,20 @@ def compact(
             _compact_partition(root, t, part, inputs, rows, size, target_rows, target_bytes)
             merged += len(inputs)
     return merged
+
+
+def _tiers(small: list[tuple[DataFile, int, int, bool]]) -> list[tuple[DataFile, int, int, bool]]:
+    """A compacted file is merged again only with at least as much newer data.
+
+    Without this a growing compacted file would be rewritten by every run to absorb a few
+    fresh ones (a trickle of spans would rewrite up to a target's worth every interval);
+    with it each row is rewritten about log2(target / run) times. Part files are always
+    merged (that is what compaction is for), and so is a file of an older schema.
+    """
+    while len(small) > 1 and small[0][0].kind_rank == 0 and not small[0][3] and small[0][2] > sum(e[2] for e in small[1:]):
+        small = small[1:]
+    return small
+
 
 def _compact_partition(root: Path, t: Table, part: Path, inputs: list[DataFile], total: int, size: int,
                        target_rows: int, target_bytes: int) -> None:

@@ -3,10 +3,14 @@ backlog), and the compactor beside it."""
 
 from __future__ import annotations
 
+import os
 import random
 import time
 
 import httpx
+import psutil
+
+from collector.compactor import COMPACTOR_NICENESS
 
 from storage.duckdb import open_lake
 from tests.otlp_payloads import agent_request
@@ -73,7 +77,18 @@ def test_the_compactor_merges_flushed_files_in_its_own_process(make_collector, t
     for i in range(4):
         _post(c, 10, seed=20 + i)
         _wait_for(lambda: _flushed(c) == 10 * (i + 1), 10)
-    _wait_for(lambda: c.state.get("compactions") >= 3, 60)
+    niceness = set()
+
+    def compactor_seen() -> bool:  # a background process: it yields the CPU to ingest
+        for p in psutil.Process().children():
+            try:
+                if p.cmdline()[-1:] == ["otelbench-compactor"]:
+                    niceness.add(p.nice())
+            except psutil.Error:
+                pass
+        return os.nice(0) + COMPACTOR_NICENESS in niceness and c.state.get("compactions") >= 3
+
+    _wait_for(compactor_seen, 60)  # a run is started every interval, worth merging or not
     assert c.state.get("compaction_errors") == 0 and c.state.get("compaction_runs") >= 1
     names = [p.name for p in (tmp_path / "lake" / "spans").rglob("*.parquet")]
     assert any(n.startswith("compact-") for n in names), names

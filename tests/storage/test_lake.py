@@ -221,6 +221,27 @@ def test_compact_merges_one_target_per_run_and_splits_outputs_at_it(lake: Lake) 
     assert [p.name for p in lake.files("spans")][:2] == [f"compact-{bid(2)}-0.parquet", f"compact-{bid(4)}-0.parquet"]
 
 
+def test_a_compacted_file_is_merged_only_with_as_much_newer_data(lake: Lake) -> None:
+    """Tiers: a trickle of small files does not rewrite the big compacted file at every run."""
+    def add(i: int) -> None:  # ~44 KB of text a batch: data outweighs the ~11 KB of a file's own overhead
+        text = f"message {i} " * 2000
+        lake.write_batch(bid(i), batch(spans=[llm(i, 2, 1, input_messages=text), agent(i, 1, output_messages=text)]))
+
+    for i in range(8):
+        add(i)
+    assert lake.compact("spans", below_batch_id=bid(100), min_files=2) == 8
+    big = lake.files("spans")[0]
+    for i in range(8, 11):  # 3 batches against 8
+        add(i)
+    assert lake.compact("spans", below_batch_id=bid(100), min_files=2) == 3  # only the new ones
+    assert [p.name for p in lake.files("spans")] == [big.name, f"compact-{bid(10)}-0.parquet"]
+    for i in range(11, 40):  # now much more newer data than the big file holds: it joins
+        add(i)
+    assert lake.compact("spans", below_batch_id=bid(100), min_files=2) == 31
+    assert [p.name for p in lake.files("spans")] == [f"compact-{bid(39)}-0.parquet"]
+    assert pq.ParquetFile(lake.files("spans")[0]).metadata.num_rows == 80
+
+
 def test_compact_splits_outputs_at_target_bytes(lake: Lake) -> None:
     write_small_files(lake, 4)
     sizes = [pq.ParquetFile(p).metadata.row_group(0).total_byte_size for p in lake.files("spans")]
@@ -403,9 +424,14 @@ def test_compaction_resolves_from_parents_anywhere_in_the_lake(lake: Lake) -> No
         (1, 3): "svc",  # parent 7 is here but names no agent: the call's own service
         (1, 4): None,  # parent 8 is nowhere yet: still unresolved
     }
-    # a later compaction resolves what arrived since
+    # a later compaction resolves what arrived since, once the compacted file is merged
+    # again: when at least as much newer data has come (tiers)
     lake.write_batch(bid(4), batch(spans=[span(1, 8, 1, at=next_day)]))
     lake.write_batch(bid(5), batch(spans=[span(3, 3, at=next_day)]))
+    lake.compact("spans", below_batch_id=bid(10), min_files=2)
+    assert resolved(lake)[1, 4] is None  # the new files were merged among themselves
+    lake.write_batch(bid(6), batch(spans=[span(4, 3, at=next_day)]))
+    lake.write_batch(bid(7), batch(spans=[span(5, 3, at=next_day)]))
     lake.compact("spans", below_batch_id=bid(10), min_files=2)
     assert resolved(lake)[1, 4] == "svc"
 
