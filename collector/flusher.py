@@ -46,6 +46,7 @@ from collector.state import SharedState
 log = logging.getLogger("otelbench.flusher")
 
 READ_CHUNK_BYTES = 8 << 20
+BATCHES_IN_FLIGHT = 2  # one being written, one being normalized: a worker's memory bound
 IDLE_POLL_S = 0.01
 ERROR_BACKOFF_S = 1.0
 
@@ -133,7 +134,10 @@ class Flusher:
         self.max_rows = flush.max_rows if flush else 1
         self.max_bytes = (flush.max_batch_mib << 20) if flush else 1
         self.interval = flush.interval_s if flush else 0.1
-        self.checkpoint = start
+        self.checkpoint = start  # written and checkpointed up to here (the writer thread)
+        self.handed = start  # handed to the writer up to here (the reading thread)
+        self._in_flight = threading.BoundedSemaphore(BATCHES_IN_FLIGHT)
+        self._writer = _Writer(self)
 
     def _mine(self, crc: int) -> bool:
         return crc % self.workers == self.worker
@@ -199,8 +203,6 @@ class Flusher:
         The two stages overlap: while the writer encodes and compresses a batch (Arrow
         releases the GIL), this thread decodes and normalizes the next one.
         """
-        self._in_flight = threading.BoundedSemaphore(2)
-        self._writer = _Writer(self)
         self._writer.start()
         try:
             self._read_loop()
@@ -208,7 +210,7 @@ class Flusher:
             self._writer.close()
 
     def _read_loop(self) -> None:
-        pos = self.handed = self.checkpoint
+        pos = self.checkpoint
         last_flush = time.monotonic()
         # After a full batch the worker is behind: what it reads next has already waited,
         # so the rest is flushed as soon as it catches up instead of waiting out the

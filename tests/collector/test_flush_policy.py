@@ -144,3 +144,57 @@ def test_a_writer_that_breaks_stops_the_worker_instead_of_hanging_it():
         writer.drain()
     assert isinstance(info.value.__cause__, ValueError)
     writer.close()
+
+
+def test_at_most_two_batches_are_in_flight_and_they_land_in_order(tmp_path, monkeypatch):
+    """The memory bound of a worker: while the writer is slow, the reading thread normalizes
+    one batch ahead and then waits; files and checkpoints follow the log's order."""
+    import threading
+
+    from collector import wal
+    from collector.flusher import Flusher
+    from collector.state import SharedState
+    from tests.conftest import collector_config
+
+    config = collector_config(tmp_path, parquet={"workers": 1, "flush": {"interval_s": 0.01, "max_batch_mib": 1}})
+    writer = wal.WalWriter(tmp_path / "wal", 64 << 20)
+    for seed in range(6):  # ~1.2 MB each: one batch per request
+        body = agent_request(random.Random(seed), 1000).SerializeToString()
+        writer.append(wal.encode_record("traces", None, body))
+    writer.sync()
+    state = SharedState(worker=0)
+    state.set("workers", 1)
+    state.set("durable_pos", writer.head)
+    flusher = Flusher(config, state, 0, 1, wal.position(1, 0))
+    flusher.recover({0: wal.position(1, 0)})
+
+    taken, written, peak = [], [], 0
+    lock = threading.Lock()
+    take, write = flusher.sink.take, flusher.sink.write
+
+    def slow_take():
+        nonlocal peak
+        batch = take()
+        with lock:
+            taken.append(batch)
+            peak = max(peak, len(taken) - len(written))
+        return batch
+
+    def slow_write(batch_id, batch):
+        time.sleep(0.2)
+        write(batch_id, batch)
+        with lock:
+            written.append(batch_id)
+
+    monkeypatch.setattr(flusher.sink, "take", slow_take)
+    monkeypatch.setattr(flusher.sink, "write", slow_write)
+    runner = threading.Thread(target=flusher.run)
+    runner.start()
+    _wait_for(lambda: len(written) == 6, 30)
+    state.set("stop", 1)
+    runner.join(30)
+    assert not runner.is_alive()
+    assert peak == 2  # one written, one normalized ahead, never a third
+    assert written == sorted(written)
+    assert state.get("flushed_spans", worker=0) == 6000 and flusher.checkpoint == writer.head
+    assert open_lake(tmp_path / "lake").query("SELECT count(*) FROM spans").rows[0][0] == 6000
