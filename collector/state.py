@@ -1,8 +1,9 @@
 """State shared by the receiver process and the flusher worker processes.
 
 A fixed array of int64 slots in shared memory: positions in the write-ahead log
-and the flushers' counters. Every slot has exactly one writing process (each
-flusher worker has its own block), so no lock is needed; readers sum the blocks.
+and the flushers' counters. Every slot has exactly one writer (one thread of one
+process: each flusher worker has its own block, written by its writer thread), so no
+lock is needed; readers sum the blocks.
 The memory is a mapping of an unlinked temporary file (in /dev/shm where there is
 one) whose descriptor the child processes inherit (``SharedState(fd=...)``).
 """
