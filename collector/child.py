@@ -15,7 +15,6 @@ import os
 import pickle
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -43,10 +42,6 @@ class Child:
             pass
 
     @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc else None
-
-    @property
     def exitcode(self) -> int | None:
         """None while it runs; negative: the signal that ended it (as multiprocessing)."""
         return self._proc.poll() if self._proc else None
@@ -57,9 +52,8 @@ class Child:
     def join(self, timeout: float | None = None) -> None:
         if self._proc is None:
             return
-        deadline = None if timeout is None else time.monotonic() + timeout
         try:
-            self._proc.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
+            self._proc.wait(timeout)
         except subprocess.TimeoutExpired:
             pass
 

@@ -103,9 +103,7 @@ class RecentKeys:
 def span_keys(trace_ids: Any, span_ids: Any) -> np.ndarray:
     """64-bit hashes of (trace id, span id) pairs, the dedupe set's keys (polars' row hash:
     the same in every process of one polars version, and the set is rebuilt at start)."""
-    return pl.from_arrow(pa.table({"t": pa.array(trace_ids, pa.string()) if isinstance(trace_ids, list) else trace_ids,
-                                   "s": pa.array(span_ids, pa.string()) if isinstance(span_ids, list) else span_ids})
-                         ).hash_rows().to_numpy()
+    return pl.DataFrame({"t": trace_ids, "s": span_ids}, schema={"t": pl.String, "s": pl.String}).hash_rows().to_numpy()
 
 
 class ParquetSink:
@@ -202,9 +200,3 @@ class ParquetSink:
         """Write a batch ``take`` returned as one lake batch (releases the GIL while encoding)."""
         if batch.tables:
             self.lake.write_batch(batch_id, batch.tables)
-
-    def flush(self, batch_id: str) -> dict[str, int]:
-        """Write everything buffered as one batch; returns the item counts written."""
-        batch = self.take()
-        self.write(batch_id, batch)
-        return batch.counts

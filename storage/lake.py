@@ -35,7 +35,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from storage import compaction
-from storage.files import DataFile, LakeError, check_batch_id, fsync, fsync_dir, is_temp, partitions, temp_name, write_atomic
+from storage.files import DataFile, LakeError, check_batch_id, fsync, fsync_dir, is_temp, partitions, write_atomic
 from storage.files import table as _table
 from storage.schema import PARTITION_COLUMN, SCHEMA_VERSION, SPANS, TABLES, Table
 
