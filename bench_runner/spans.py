@@ -11,7 +11,7 @@ The tree of one model run (``bench.kind`` marks the two kinds the lake's views r
 
 Exported with the OTel SDK's OTLP/HTTP exporter, so results flow through the same
 collector and lake as production telemetry: the ``bench_results`` and ``bench_tests``
-views (storage/queries.py) read them back, by the attribute names used here. Attribute
+views (storage/queries/bench.py) read them back, by the attribute names used here. Attribute
 names follow the GenAI conventions where one exists
 (https://opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-spans/). A test span has no
 ``gen_ai.*`` attribute, so the lake does not count it as a model call.

@@ -41,7 +41,7 @@ import pyarrow.compute as pc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from storage import queries  # noqa: E402
+from storage.queries import reports  # noqa: E402
 from storage.duckdb import Gateway, open_lake  # noqa: E402
 from storage.lake import Lake  # noqa: E402
 from storage.schema import LOGS, SPANS  # noqa: E402
@@ -260,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     lake.init()
     try:
         with open_lake(root) as gw:
-            have = gw.query(queries.COUNT_SPANS).rows[0][0]
+            have = gw.query(reports.COUNT_SPANS).rows[0][0]
         if have != args.rows - args.rows % SPANS_PER_TRACE:
             if have:
                 sys.exit(f"{root} already holds {have} spans; pass an empty --lake")
@@ -290,23 +290,23 @@ def _size(lake: Lake) -> str:
 def report(root: Path, repeat: int, label: str) -> None:
     print(f"-- {label}; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     with open_lake(root) as gw:
-        n_llm = gw.query(queries.COUNT_LLM_CALLS).rows[0][0]
-        unresolved = gw.query(queries.UNRESOLVED_CALLS).rows[0][0]
+        n_llm = gw.query(reports.COUNT_LLM_CALLS).rows[0][0]
+        unresolved = gw.query(reports.UNRESOLVED_CALLS).rows[0][0]
         print(f"llm/tool spans whose agent is not resolved yet: {unresolved:,}")
-        t, rows = timed(gw, queries.LLM_CALLS_BY_AGENT, repeat)
+        t, rows = timed(gw, reports.LLM_CALLS_BY_AGENT, repeat)
         print(f"llm_calls GROUP BY agent ({n_llm:,} calls, {len(rows)} agents): {t}")
-        (trace,) = gw.query(queries.SOME_TRACE_WITH_LOG_MESSAGES).rows[0]
-        t, _ = timed(gw, queries.LLM_CALLS_OF_TRACE, repeat, {"trace_id": trace})
+        (trace,) = gw.query(reports.SOME_TRACE_WITH_LOG_MESSAGES).rows[0]
+        t, _ = timed(gw, reports.LLM_CALLS_OF_TRACE, repeat, {"trace_id": trace})
         print(f"one trace's llm_calls (SELECT * ... WHERE trace_id = ?): {t}")
-        t, _ = timed(gw, queries.AGENT_RUNS_BY_AGENT, repeat)
+        t, _ = timed(gw, reports.AGENT_RUNS_BY_AGENT, repeat)
         print(f"agent_runs by agent (runs, cost, llm calls, errors): {t}")
-        t, _ = timed(gw, queries.AGENT_RUN, repeat, {"trace_id": trace})
+        t, _ = timed(gw, reports.AGENT_RUN, repeat, {"trace_id": trace})
         print(f"one trace's agent_runs row: {t}")
-        t, _ = timed(gw, queries.TOOL_CALLS_BY_AGENT, repeat)
+        t, _ = timed(gw, reports.TOOL_CALLS_BY_AGENT, repeat)
         print(f"tool_calls GROUP BY agent: {t}")
-        t, _ = timed(gw, queries.LLM_CALL_MESSAGES_COUNT, repeat)
+        t, _ = timed(gw, reports.LLM_CALL_MESSAGES_COUNT, repeat)
         print(f"llm_calls messages (span, else log events): {t}")
-        t, _ = timed(gw, queries.SPANS_BY_TYPE, repeat)
+        t, _ = timed(gw, reports.SPANS_BY_TYPE, repeat)
         print(f"spans GROUP BY span_type (no join, for scale): {t}")
 
 

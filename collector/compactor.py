@@ -26,21 +26,22 @@ from collector.state import SharedState
 
 log = logging.getLogger("otelbench.compactor")
 
-TABLES = ("spans", "logs", "metrics")
 COMPACTOR_NICENESS = 10
 
 
 def run(lake_path: str, below_batch_id: str, min_files: int, state: SharedState) -> None:
-    """One compaction run over every table, in the calling process."""
+    """One compaction run over every table of the registry (signal and derived), in the
+    calling process."""
     from storage.lake import Lake  # heavy imports stay out of the receiver process
+    from storage.schema import tables
 
     lake = Lake(lake_path)
-    for table in TABLES:
+    for table in tables():
         try:
-            state.add("compactions", lake.compact(table, below_batch_id=below_batch_id, min_files=min_files))
+            state.add("compactions", lake.compact(table.name, below_batch_id=below_batch_id, min_files=min_files))
         except Exception as exc:  # noqa: BLE001 — small files stay readable; retried next interval
             state.add("compaction_errors", 1)
-            log.error("compacting %s failed, will retry at the next interval: %s", table, exc)
+            log.error("compacting %s failed, will retry at the next interval: %s", table.name, exc)
 
 
 def main(lake_path: str, below_batch_id: str, min_files: int, state_fd: int, parent_pid: int,

@@ -42,6 +42,7 @@ from typing import Any, Mapping
 from collector import wal
 from collector.config import Config
 from collector.state import SharedState
+from storage.durable import replace_atomic
 
 log = logging.getLogger("otelbench.flusher")
 
@@ -95,14 +96,8 @@ def plan_workers(wal_dir: Path, configured: int) -> tuple[int, dict[int, int]]:
 
 
 def write_checkpoint(wal_dir: Path, worker: int, workers: int, pos: int) -> None:
-    path = _checkpoint_path(wal_dir, worker)
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w") as f:
-        json.dump({"position": pos, "batch_id": batch_id(pos, worker), "workers": workers}, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    wal.fsync_dir(wal_dir)
+    body = {"position": pos, "batch_id": batch_id(pos, worker), "workers": workers}
+    replace_atomic(_checkpoint_path(wal_dir, worker), json.dumps(body))
 
 
 def _die_with_parent(parent_pid: int) -> None:

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
+from storage.durable import fsync_dir
+
 HEADER = struct.Struct("<IIBBH")
 OFFSET_BITS = 40
 _OFFSET_MASK = (1 << OFFSET_BITS) - 1
@@ -107,14 +109,6 @@ def _records(
         yield i, Record(position(seq, start + end), SIGNAL_NAMES[code], ob.decode() or None, payload)
     if i != reported:
         yield i, None
-
-
-def fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class WalWriter:

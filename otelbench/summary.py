@@ -6,13 +6,13 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from storage import queries
+from storage.queries import reports
 from storage.duckdb import open_lake
 
 SECTIONS = (
-    ("Agent runs by agent", queries.SUMMARY_BY_AGENT),
-    ("LLM calls by model", queries.SUMMARY_BY_MODEL),
-    ("Tool calls by tool", queries.SUMMARY_BY_TOOL),
+    ("Agent runs by agent", reports.SUMMARY_BY_AGENT),
+    ("LLM calls by model", reports.SUMMARY_BY_MODEL),
+    ("Tool calls by tool", reports.SUMMARY_BY_TOOL),
 )
 
 

@@ -10,18 +10,16 @@ merge whose outputs all exist, else rolls it back (the inputs are all still ther
 
 from __future__ import annotations
 
-import json
-import os
 import re
-from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from storage import queries
-from storage.files import (ROW_GROUP_ROWS, DataFile, check_batch_id, fsync, fsync_dir, partitions, table,
-                           temp_name, write_json_atomic, write_options)
+from storage.queries import compaction as compaction_sql
+from storage.queries.tables import table_glob
+from storage.files import ROW_GROUP_ROWS, DataFile, check_batch_id, partitions, write_options
+from storage.fs import LakeFS
 from storage.rowgroups import RowGroupWriter
 from storage.schema import SPANS, Table
 
@@ -45,8 +43,8 @@ _JOURNAL = re.compile(r"^_journal-(?P<batch>[0-9A-Za-z_]+)\.json$")
 
 
 def compact(
-    root: Path,
-    table_name: str,
+    fs: LakeFS,
+    t: Table,
     *,
     below_batch_id: str,
     min_files: int = 8,
@@ -62,21 +60,20 @@ def compact(
     within ``_COMPACT_MEMORY``, spilling to ``<root>/_tmp``), and ``storage.rowgroups``
     writes row groups of one ``SORT_KEYS[0]`` value each, sorted by the other keys.
     Spans get ``resolved_agent`` filled from their parents anywhere in the lake
-    (``queries.compact_spans_sql``). A file written by an older schema version is
+    (``compaction_sql.compact_spans_sql``). A file written by an older schema version is
     merged whatever its size and however few files its partition has, so it is
     rewritten once with every column.
     """
     check_batch_id(below_batch_id)
-    t = table(table_name)
-    recover(root, t)
+    recover(fs, t)
     merged = 0
-    for part in partitions(root, t):
+    for part in partitions(fs, t):
         small: list[tuple[DataFile, int, int, bool]] = []  # file, rows, bytes, older schema
         outdated = False
-        for f in sorted(filter(None, map(DataFile.parse, part.glob("*.parquet")))):
+        for f in sorted(filter(None, (DataFile.parse(f"{part}/{name}") for name in fs.files(part)))):
             if f.batch_id >= below_batch_id:
                 continue
-            meta = pq.ParquetFile(f.path).metadata
+            meta = fs.parquet_file(f.path).metadata
             old = not set(t.stored_columns) <= set(meta.schema.to_arrow_schema().names)
             size = _uncompressed_bytes(meta)
             if old or (meta.num_rows < target_rows and size < target_bytes):
@@ -94,7 +91,7 @@ def compact(
             if rows >= target_rows or size >= target_bytes:
                 break
         if len(inputs) >= 2 or outdated:
-            _compact_partition(root, t, part, inputs, rows, size, target_rows, target_bytes)
+            _compact_partition(fs, t, part, inputs, rows, size, target_rows, target_bytes)
             merged += len(inputs)
     return merged
 
@@ -112,61 +109,66 @@ def _tiers(small: list[tuple[DataFile, int, int, bool]]) -> list[tuple[DataFile,
     return small
 
 
-def _compact_partition(root: Path, t: Table, part: Path, inputs: list[DataFile], total: int, size: int,
+def _compact_partition(fs: LakeFS, t: Table, part: str, inputs: list[DataFile], total: int, size: int,
                        target_rows: int, target_bytes: int) -> None:
     """Merge ``inputs`` (``total`` rows, ``size`` bytes uncompressed) into new files."""
+    outputs = max(1, -(-total // target_rows), -(-size // target_bytes))
+    replace_files(fs, part, inputs, outputs,
+                  lambda paths: _merge(fs, t, inputs, paths, target_rows, target_bytes))
+
+
+def replace_files(fs: LakeFS, part: str, inputs: list[DataFile], outputs: int,
+                  merge: Callable[[list[str]], list[str]]) -> None:
+    """Replace ``inputs`` by what ``merge`` writes, crash-safely: the journal names the plan
+    before anything is written; ``merge(paths)`` writes (staged and sealed) some of the
+    ``outputs`` planned paths and returns those it wrote; they are published, then the
+    inputs deleted. ``recover`` settles a crash at any point."""
     top = max(f.batch_id for f in inputs)
-    taken = {p.name for p in part.iterdir()}
+    taken = set(fs.files(part))
     names: list[str] = []
     n = 0
-    while len(names) < max(1, -(-total // target_rows), -(-size // target_bytes)):
+    while len(names) < outputs:
         name = f"compact-{top}-{n}.parquet"
         if name not in taken:  # never reuse a name: it could be one of the inputs
             names.append(name)
         n += 1
-    journal = part / f"_journal-{top}.json"
-    plan = {"inputs": [f.path.name for f in inputs], "outputs": names}
-    write_json_atomic(journal, plan)
-    fsync_dir(part)
+    journal = f"{part}/_journal-{top}.json"
+    plan = {"inputs": [f.name for f in inputs], "outputs": names}
+    fs.write_json(journal, plan)
 
     try:
-        written = _merge(root, t, inputs, [part / name for name in names], target_rows, target_bytes)
+        written = merge([f"{part}/{name}" for name in names])
     except BaseException:
-        # Nothing was renamed yet: drop the temp files and the journal, keep the inputs.
+        # Nothing was published yet: drop the staged files and the journal, keep the inputs.
         for name in names:
-            temp_name(part / name).unlink(missing_ok=True)
-        journal.unlink(missing_ok=True)
+            fs.discard(f"{part}/{name}")
+        fs.delete(journal, missing_ok=True)
         raise
     if len(written) < len(names):  # duplicates dropped: fewer outputs than planned
-        plan["outputs"] = [p.name for p in written]
-        write_json_atomic(journal, plan)
+        plan["outputs"] = [path.rsplit("/", 1)[1] for path in written]
+        fs.write_json(journal, plan)
     for final in written:
-        os.replace(temp_name(final), final)
-    fsync_dir(part)
-    _finish(part, journal)
+        fs.publish(final)
+    fs.sync_folder(part)
+    _finish(fs, part, journal)
 
-def _merge(root: Path, t: Table, inputs: list[DataFile], outputs: list[Path], target_rows: int,
-           target_bytes: int) -> list[Path]:
-    """Stream the inputs, without repeated keys, into the temp files of ``outputs``.
 
-    Returns the outputs that received rows, each fsynced under its temp name.
+def _merge(fs: LakeFS, t: Table, inputs: list[DataFile], outputs: list[str], target_rows: int,
+           target_bytes: int) -> list[str]:
+    """Stream the inputs, without repeated keys, into the staged files of ``outputs``.
+
+    Returns the outputs that received rows, each sealed (durable) under its staging name.
     """
-    import duckdb  # lazy: only compaction needs it, not the collector's hot path
-
-    tmp_dir = root / "_tmp"
-    tmp_dir.mkdir(exist_ok=True)
-    # one thread: the compactor runs beside the receiver and the flusher workers
-    config = {"memory_limit": _COMPACT_MEMORY, "temp_directory": str(tmp_dir), "threads": 1}
-    present = set().union(*(pq.read_schema(f.path).names for f in inputs))
+    present = set().union(*(fs.parquet_schema(f.path).names for f in inputs))
     columns = [c for c in t.stored_columns if c in present]
-    params: dict[str, Any] = {"files": [str(f.path) for f in inputs]}
+    params: dict[str, Any] = {"files": [fs.uri(f.path) for f in inputs]}
     if t is SPANS:
         # parents anywhere in the lake that name an agent; any parent in this partition
-        sql = queries.compact_spans_sql(columns, t.key)
-        params["lake"] = queries.table_glob(root, t.name)
-        params["partition"] = str(outputs[0].parent / "*.parquet")
+        sql = compaction_sql.compact_spans_sql(columns, t.key)
+        params["lake"] = table_glob(fs.uri(fs.root), t.name)
+        params["partition"] = fs.uri(outputs[0].rsplit("/", 1)[0]) + "/*.parquet"
     else:
-        sql = queries.compact_sql(columns, t.key)
+        sql = compaction_sql.compact_sql(columns, t.key)
     out = RowGroupWriter(
         outputs,
         sort_keys=SORT_KEYS.get(t.name, ()),
@@ -174,47 +176,59 @@ def _merge(root: Path, t: Table, inputs: list[DataFile], outputs: list[Path], ta
         target_rows=target_rows,
         target_bytes=target_bytes,
         buffer_bytes=_BUFFER_BYTES,
-        open_file=lambda path: pq.ParquetWriter(temp_name(path), t.stored_schema, **write_options(t)),
-        close_file=lambda path: fsync(temp_name(path)),
+        open_file=lambda path: fs.parquet_writer(path, t.stored_schema, **write_options(t)),
+        close_file=fs.seal,
     )
     try:
-        with duckdb.connect(":memory:", config=config) as con:
-            con.execute(queries.DISABLE_PROGRESS_BAR)  # it would draw on the collector's stdout
+        with merge_connection(fs) as con:
             result = con.sql(sql, params=params)
             for batch in result.to_arrow_reader(4096):
-                out.write(_conform(batch, t.stored_schema))
+                out.write(conform_arrow(batch, t.stored_schema))
     finally:
         out.close()
     return out.written
 
-def recover(root: Path, t: Table) -> None:
+
+def merge_connection(fs: LakeFS) -> Any:
+    """A DuckDB connection for one merge: one thread (the compactor runs beside the
+    receiver and the flusher), ``_COMPACT_MEMORY``, spilling to ``<root>/_tmp``."""
+    import duckdb  # lazy: only compaction needs it, not the collector's hot path
+
+    tmp_dir = fs.path("_tmp")
+    fs.makedirs(tmp_dir)
+    con = duckdb.connect(":memory:", config={"memory_limit": _COMPACT_MEMORY, "temp_directory": tmp_dir,
+                                             "threads": 1})
+    con.execute(compaction_sql.DISABLE_PROGRESS_BAR)  # it would draw on the collector's stdout
+    return con
+
+def recover(fs: LakeFS, t: Table) -> None:
     """Settle journals left by a crash: finish a compaction whose outputs all exist, else undo it."""
-    for part in partitions(root, t):
-        for journal in sorted(part.glob("_journal-*.json")):
-            if not _JOURNAL.match(journal.name):
+    for part in partitions(fs, t):
+        for name in fs.files(part):
+            if not _JOURNAL.match(name):
                 continue
-            plan = json.loads(journal.read_text())
-            outs = [part / name for name in plan["outputs"]]
-            if not all(p.exists() for p in outs):
+            journal = f"{part}/{name}"
+            outs = [f"{part}/{out}" for out in fs.read_json(journal)["outputs"]]
+            if not all(fs.exists(p) for p in outs):
                 # The inputs are all still there (they go only after every rename): roll back.
                 for p in outs:
-                    p.unlink(missing_ok=True)
-                    temp_name(p).unlink(missing_ok=True)
-                journal.unlink()
-                fsync_dir(part)
+                    fs.delete(p, missing_ok=True)
+                    fs.discard(p)
+                fs.delete(journal)
+                fs.sync_folder(part)
             else:
-                _finish(part, journal)
-
-def _finish(part: Path, journal: Path) -> None:
-    plan = json.loads(journal.read_text())
-    for name in plan["inputs"]:
-        (part / name).unlink(missing_ok=True)
-    fsync_dir(part)
-    journal.unlink()
-    fsync_dir(part)
+                _finish(fs, part, journal)
 
 
-def _conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+def _finish(fs: LakeFS, part: str, journal: str) -> None:
+    for name in fs.read_json(journal)["inputs"]:
+        fs.delete(f"{part}/{name}", missing_ok=True)
+    fs.sync_folder(part)
+    fs.delete(journal)
+    fs.sync_folder(part)
+
+
+def conform_arrow(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     """DuckDB's Arrow output → exactly ``schema`` (time zone names, string views, and
     columns that no input file had, from an older schema version)."""
     arrays = []

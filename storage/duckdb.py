@@ -1,10 +1,15 @@
 """The one gateway between otelbench and DuckDB: views over the lake, locked down, read-only.
 
-Every query of the project (CLI, web, processors) goes through ``Gateway.query``, which
-refuses anything but a single read statement, binds parameters, and applies a time limit
-and a row limit — the Datasette executor, for Parquet.
+Every query of the project (CLI, processors, web, MCP) goes through a ``Gateway``, which
+refuses anything but a single read statement, binds parameters, and applies limits —
+the Datasette executor, for Parquet. Limits are on by default (``DEFAULT_MAX_ROWS`` rows,
+``DEFAULT_TIMEOUT_S`` seconds per query, ``DEFAULT_MEMORY_LIMIT`` per connection); a
+caller that needs more says so explicitly (``max_rows=None``, ``timeout_s=None``,
+``open_lake(..., memory_limit=...)``). Results come as Python rows (``query``), an Arrow
+table (``arrow``) or a polars DataFrame (``polars``); ``storage.values`` renders values as
+JSON the same way for every caller.
 
-Lockdown (../shared/REFERENCE.md, "DuckDB lockdown"): after the views exist,
+Lockdown (docs/security.md, "SQL confined to the lake"): after the views exist,
 ``allowed_directories=[<lake>/]``, ``enable_external_access=false``,
 ``lock_configuration=true``. That stops reads outside the lake, ATTACH, INSTALL/LOAD and
 settings changes, but not ``COPY … TO '<lake>/…'`` — so the statement-type check here is
@@ -18,11 +23,12 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 import duckdb
+import pyarrow as pa
 
-from storage import queries
+from storage.queries import lockdown, views
 from storage.lake import MANIFEST_NAME
 
 # EXPLAIN [ANALYZE] runs its statement (ANALYZE executes it), so the statement must be a read too.
@@ -45,14 +51,33 @@ _NEVER = {
     duckdb.StatementType.TRANSACTION,
 }
 
+if TYPE_CHECKING:
+    import polars as pl
+
+_R = TypeVar("_R")
+_ARROW_BATCH_ROWS = 8192
+
 Params = Sequence[Any] | Mapping[str, Any] | None
+
+DEFAULT_MAX_ROWS = 10_000
+DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_MEMORY_LIMIT = "1GB"  # DuckDB spills sorts, joins and aggregates past it to <lake>/_tmp
+
+
+class _Default:
+    def __repr__(self) -> str:
+        return "DEFAULT"
+
+
+DEFAULT: Any = _Default()  # "the gateway's limit"; None means "no limit", asked for explicitly
 
 
 class QueryError(Exception):
     """A query that was refused or failed; ``kind`` says which, ``str()`` says why.
 
     kind: ``refused`` (not a read statement), ``invalid`` (DuckDB rejected it: syntax,
-    binding, permission), ``timeout``, ``lake`` (no lake at the path).
+    binding, permission, memory), ``timeout``, ``too_many_rows`` (a polars result over the
+    row limit), ``lake`` (no lake at the path).
     """
 
     def __init__(self, message: str, kind: str = "invalid") -> None:
@@ -66,6 +91,21 @@ class Result:
     rows: list[tuple[Any, ...]]
     types: list[str] = field(default_factory=list)  # DuckDB type names, one per column
     truncated: bool = False  # more rows existed than max_rows
+
+
+@dataclass(frozen=True)
+class ArrowResult:
+    table: pa.Table
+    truncated: bool = False  # more rows existed than max_rows
+
+    @property
+    def columns(self) -> list[str]:
+        return self.table.column_names
+
+    def to_polars(self) -> pl.DataFrame:
+        import polars as pl
+
+        return pl.from_arrow(self.table)  # type: ignore[return-value]
 
 
 class Gateway:
@@ -103,30 +143,68 @@ class Gateway:
                 "refused",
             )
 
-    def query(
-        self,
-        sql: str,
-        params: Params = None,
-        *,
-        max_rows: int | None = None,
-        timeout_s: float | None = None,
-    ) -> Result:
+    def query(self, sql: str, params: Params = None, *, max_rows: int | None = DEFAULT,
+              timeout_s: float | None = DEFAULT) -> Result:
+        """Rows as Python values (``storage.values`` renders them as JSON)."""
+
+        def fetch(cur: duckdb.DuckDBPyConnection, limit: int | None) -> Result:
+            cur.execute(sql, params)
+            if cur.description is None:  # a statement without a result (writable gateway)
+                return Result([], [])
+            columns = [d[0] for d in cur.description]
+            types = [str(d[1]) for d in cur.description]
+            if limit is None:
+                return Result(columns, cur.fetchall(), types)
+            rows = cur.fetchmany(limit + 1)
+            return Result(columns, rows[:limit], types, truncated=len(rows) > limit)
+
+        return self._run(sql, max_rows, timeout_s, fetch)
+
+    def arrow(self, sql: str, params: Params = None, *, max_rows: int | None = DEFAULT,
+              timeout_s: float | None = DEFAULT) -> ArrowResult:
+        """The result as one Arrow table, read batch by batch up to the row limit."""
+
+        def fetch(cur: duckdb.DuckDBPyConnection, limit: int | None) -> ArrowResult:
+            relation = cur.sql(sql, params=params)  # streams: no Python rows in between
+            if relation is None:  # a statement without a result (writable gateway)
+                return ArrowResult(pa.table({}))
+            reader = relation.to_arrow_reader(_ARROW_BATCH_ROWS)
+            batches, n = [], 0
+            for batch in reader:
+                batches.append(batch)
+                n += batch.num_rows
+                if limit is not None and n > limit:
+                    break
+            table = pa.Table.from_batches(batches, schema=reader.schema)
+            if limit is not None and n > limit:
+                return ArrowResult(table.slice(0, limit), truncated=True)
+            return ArrowResult(table)
+
+        return self._run(sql, max_rows, timeout_s, fetch)
+
+    def polars(self, sql: str, params: Params = None, *, max_rows: int | None = DEFAULT,
+               timeout_s: float | None = DEFAULT) -> pl.DataFrame:
+        """The result as a polars DataFrame. A result over the row limit is an error
+        (a DataFrame has no place to say it was cut): ask for the rows you need."""
+        result = self.arrow(sql, params, max_rows=max_rows, timeout_s=timeout_s)
+        if result.truncated:
+            raise QueryError(f"more than {result.table.num_rows} rows: pass max_rows (None for no limit) "
+                             "or narrow the query", "too_many_rows")
+        return result.to_polars()
+
+    def _run(self, sql: str, max_rows: int | None, timeout_s: float | None,
+             fetch: Callable[[duckdb.DuckDBPyConnection, int | None], _R]) -> _R:
+        """Check ``sql``, then ``fetch(cursor, row limit)`` (which runs it) under the time limit."""
         self.check(sql)
+        max_rows = DEFAULT_MAX_ROWS if max_rows is DEFAULT else max_rows
+        timeout_s = DEFAULT_TIMEOUT_S if timeout_s is DEFAULT else timeout_s
         with self._lock:
             cur = self._con.cursor()
         timer = threading.Timer(timeout_s, cur.interrupt) if timeout_s else None
         try:
             if timer is not None:
                 timer.start()
-            cur.execute(sql, params)
-            if cur.description is None:  # a statement without a result (writable gateway)
-                return Result([], [])
-            columns = [d[0] for d in cur.description]
-            types = [str(d[1]) for d in cur.description]
-            if max_rows is None:
-                return Result(columns, cur.fetchall(), types)
-            rows = cur.fetchmany(max_rows + 1)
-            return Result(columns, rows[:max_rows], types, truncated=len(rows) > max_rows)
+            return fetch(cur, max_rows)
         except duckdb.InterruptException as exc:
             raise QueryError(f"query timed out after {timeout_s:g} s", "timeout") from exc
         except duckdb.Error as exc:
@@ -146,8 +224,11 @@ class Gateway:
         self.close()
 
 
-def open_lake(root: str | Path, *, read_only: bool = True) -> Gateway:
+def open_lake(root: str | Path, *, read_only: bool = True, memory_limit: str | None = DEFAULT_MEMORY_LIMIT) -> Gateway:
     """Open the lake at ``root`` (created by ``Lake.init``) behind a locked-down connection.
+
+    ``memory_limit``: DuckDB's for this connection (e.g. ``"4GB"``); None leaves DuckDB's
+    own default (80 % of the machine).
 
     ``read_only=False`` additionally allows statements that change the in-memory catalog
     only (CREATE TABLE/VIEW, INSERT, DROP; TEMP objects live for one query, since each
@@ -162,14 +243,16 @@ def open_lake(root: str | Path, *, read_only: bool = True) -> Gateway:
         # spill inside the lake, not in whatever the cwd is (DuckDB allows its temp dir)
         "temp_directory": str(root / "_tmp"),
     }
+    if memory_limit is not None:
+        config["memory_limit"] = memory_limit
     con = duckdb.connect(":memory:", config=config)
     try:
-        con.execute(queries.SET_TIME_ZONE_UTC)
-        for stmt in queries.view_ddl(root):
+        con.execute(lockdown.SET_TIME_ZONE_UTC)
+        for stmt in views.view_ddl(root):
             con.execute(stmt)
-        con.execute(queries.SET_ALLOWED_DIRECTORIES, [[f"{root}/"]])
-        con.execute(queries.DISABLE_EXTERNAL_ACCESS)
-        con.execute(queries.LOCK_CONFIGURATION)
+        con.execute(lockdown.SET_ALLOWED_DIRECTORIES, [[f"{root}/"]])
+        con.execute(lockdown.DISABLE_EXTERNAL_ACCESS)
+        con.execute(lockdown.LOCK_CONFIGURATION)
     except duckdb.Error as exc:
         con.close()
         raise QueryError(f"cannot open the lake at {root}: {_message(exc)}", "lake") from exc

@@ -1,23 +1,19 @@
-"""The lake's files: names, atomic writes, fsync, Parquet write options.
+"""The lake's files: names, partitions, Parquet write options.
 
-The primitives ``storage.lake`` (flushed batches) and ``storage.compaction`` (merges)
-share: every file appears atomically, written under a hidden ``.…tmp`` name in its
-folder, fsynced, renamed, then the folder fsynced; a ``DataFile`` name orders files the
-way their rows were written.
+What ``storage.lake`` (flushed batches), ``storage.derived`` (processors' commits) and
+``storage.compaction`` (merges) share. Every file appears atomically through the
+filesystem seam (``storage.fs``); a ``DataFile`` name orders files the way their rows
+were written.
 """
 
 from __future__ import annotations
 
-import json
-import os
+import posixpath
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
+from storage.fs import LakeFS
 from storage.schema import PARTITION_COLUMN, TABLES, Table
 
 COMPRESSION = "zstd"
@@ -25,30 +21,39 @@ ROW_GROUP_ROWS = 122_880  # DuckDB's own row-group size: one scan task per group
 # Unique per row: a dictionary page would only fill up and fall back, slowing reads.
 _NO_DICTIONARY: dict[str, frozenset[str]] = {"spans": frozenset({"span_id"})}
 
+SEED_DATE = "1970-01-01"
+SEED_NAME = "seed.parquet"
+
 _BATCH_ID = re.compile(r"^[0-9A-Za-z_]+$")
-_DATA_FILE = re.compile(r"^(?P<kind>part|compact)-(?P<batch>[0-9A-Za-z_]+)-(?P<n>\d+)\.parquet$")
+# part: a flushed batch (signal tables); commit: a processor's commit (derived tables);
+# compact: a merge of either.
+_DATA_FILE = re.compile(r"^(?P<kind>part|commit|compact)-(?P<batch>[0-9A-Za-z_]+)-(?P<n>\d+)\.parquet$")
 
 
 class LakeError(RuntimeError):
-    """The lake on disk cannot be used as asked (newer schema, bad batch id)."""
+    """The lake on disk cannot be used as asked (newer schema, bad batch id, bad rows)."""
 
 
 @dataclass(frozen=True, order=True)
 class DataFile:
-    """A part or compact file, ordered the way its rows were written."""
+    """A part, commit or compact file, ordered the way its rows were written."""
 
     batch_id: str
-    kind_rank: int  # a compact file holds rows older than a part file of the same batch
+    kind_rank: int  # a compact file holds rows older than a part/commit file of the same batch
     n: int
-    path: Path
+    path: str
 
     @classmethod
-    def parse(cls, path: Path) -> DataFile | None:
-        m = _DATA_FILE.match(path.name)
+    def parse(cls, path: str) -> DataFile | None:
+        m = _DATA_FILE.match(posixpath.basename(path))
         if m is None:
             return None
         rank = 0 if m["kind"] == "compact" else 1
         return cls(m["batch"], rank, int(m["n"]), path)
+
+    @property
+    def name(self) -> str:
+        return posixpath.basename(self.path)
 
 
 def table(name: str) -> Table:
@@ -63,8 +68,20 @@ def check_batch_id(batch_id: str) -> None:
         raise LakeError(f"batch id must be letters, digits or '_' (fixed width), got {batch_id!r}")
 
 
-def partitions(root: Path, t: Table) -> list[Path]:
-    return sorted(p for p in (root / t.name).glob(f"{PARTITION_COLUMN}=*") if p.is_dir())
+def partitions(fs: LakeFS, t: Table) -> list[str]:
+    """The table's partition folders, oldest date first."""
+    top = fs.path(t.name)
+    return [posixpath.join(top, name) for name in fs.folders(top) if name.startswith(f"{PARTITION_COLUMN}=")]
+
+
+def data_files(fs: LakeFS, t: Table) -> list[DataFile]:
+    """Every part, commit and compact file of the table (not the seed), oldest first."""
+    found = (DataFile.parse(posixpath.join(part, name)) for part in partitions(fs, t) for name in fs.files(part))
+    return sorted(f for f in found if f is not None)
+
+
+def partition_dir(fs: LakeFS, t: Table, day: str) -> str:
+    return fs.path(t.name, f"{PARTITION_COLUMN}={day}")
 
 
 def write_options(t: Table) -> dict[str, Any]:
@@ -72,37 +89,14 @@ def write_options(t: Table) -> dict[str, Any]:
     return {"compression": COMPRESSION, "use_dictionary": [c for c in t.stored_columns if c not in plain]}
 
 
-def write_atomic(data: pa.Table, path: Path, t: Table) -> None:
-    tmp = temp_name(path)
-    pq.write_table(data, tmp, row_group_size=ROW_GROUP_ROWS, **write_options(t))
-    fsync(tmp)
-    os.replace(tmp, path)
+def write_parquet(fs: LakeFS, data: Any, path: str, t: Table) -> None:
+    """``data`` (an Arrow table of ``t.stored_schema``) as one file, atomically."""
+    fs.write_parquet(data, path, row_group_size=ROW_GROUP_ROWS, **write_options(t))
 
 
-def write_json_atomic(path: Path, body: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(body))
-    fsync(tmp)
-    os.replace(tmp, path)
-
-
-def temp_name(path: Path) -> Path:
-    # Leading dot: hidden from every reader's glob; ".tmp": never mistaken for Parquet.
-    return path.with_name(f".{path.name}.tmp")
-
-
-def is_temp(path: Path) -> bool:
-    return path.name.startswith(".") and path.name.endswith(".tmp")
-
-
-def fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def fsync_dir(path: Path) -> None:
-    # A rename or unlink is durable only once its folder is fsynced (POSIX).
-    fsync(path)
+def write_staged(fs: LakeFS, data: Any, path: str, t: Table) -> None:
+    """``data`` written and sealed under ``path``'s staging name, for a caller that
+    publishes several files together (``storage.compaction.replace_files``)."""
+    with fs.parquet_writer(path, t.stored_schema, **write_options(t)) as writer:
+        writer.write_table(data, row_group_size=ROW_GROUP_ROWS)
+    fs.seal(path)

@@ -1,13 +1,15 @@
-"""The Parquet lake on disk: layout, flushed batches, crash recovery, reads.
+"""The Parquet lake: layout, flushed batches, crash recovery, reads.
 
-With ``storage.compaction`` (merges) and ``storage.files`` (atomic files, names), the
-only code that writes or deletes Parquet files.
+With ``storage.compaction`` (merges), ``storage.derived`` (processors' commits) and
+``storage.files`` (names), the only code that writes or deletes lake files — all of it
+through the filesystem seam ``storage.fs``.
 
 Layout (see docs/schema.md)::
 
-    <root>/_lake.json                              {"schema_version": N, ...}
+    <root>/_lake.json                              {"schema_version": N, "tables": {...}}
     <root>/<table>/date=1970-01-01/seed.parquet    zero rows, current schema
-    <root>/<table>/date=YYYY-MM-DD/part-<batch>-<n>.parquet
+    <root>/<table>/date=YYYY-MM-DD/part-<batch>-<n>.parquet      signal tables (the flusher)
+    <root>/<table>/date=YYYY-MM-DD/commit-<commit>-0.parquet     derived tables (processors)
     <root>/<table>/date=YYYY-MM-DD/compact-<batch>-<n>.parquet
     <root>/<table>/date=YYYY-MM-DD/_journal-<batch>.json   (only mid-compaction)
 
@@ -17,145 +19,148 @@ DuckDB's ``*.parquet`` glob, by ``pyarrow.dataset`` and by polars, so readers ne
 see half a file. ``batch_id`` is the collector's fixed-width checkpoint position, so
 "newer than the checkpoint" is a plain string comparison on file names.
 
-Derived columns (``Table.derived``): ``spans.resolved_agent`` is filled here, not by the
+Lake columns (``Table.lake_columns``): ``spans.resolved_agent`` is filled here, not by the
 producer — by ``write_batch`` where the batch alone decides it, and by ``compact`` from
-the whole lake (see ``_resolve_agents`` and ``queries.compact_spans_sql``).
+the whole lake (see ``_resolve_agents`` and ``queries.compaction.compact_spans_sql``).
 """
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
-from storage import compaction
-from storage.files import DataFile, LakeError, check_batch_id, fsync, fsync_dir, is_temp, partitions, write_atomic
+from storage import compaction, derived
+from storage.files import (SEED_DATE, SEED_NAME, DataFile, LakeError, check_batch_id, data_files, partition_dir,
+                           partitions, write_parquet)
 from storage.files import table as _table
-from storage.schema import PARTITION_COLUMN, SCHEMA_VERSION, SPANS, TABLES, Table
+from storage.fs import LakeFS, open_fs
+from storage.schema import PARTITION_COLUMN, SCHEMA_VERSION, SIGNAL, SPANS, Table, tables
+
+if TYPE_CHECKING:
+    import polars as pl
 
 __all__ = ["Lake", "LakeError", "DataFile", "MANIFEST_NAME"]
 
-SEED_DATE = "1970-01-01"
-SEED_NAME = "seed.parquet"
 MANIFEST_NAME = "_lake.json"
 
 
 class Lake:
     def __init__(self, root: str | Path) -> None:
-        self.root = Path(root).absolute()
+        self.fs: LakeFS = open_fs(root)
+        self.root = Path(self.fs.root)
 
     # ------------------------------------------------------------------ layout
     def table_dir(self, table: str) -> Path:
-        return self.root / _table(table).name
+        return Path(self.fs.path(_table(table).name))
 
     def init(self) -> None:
-        """Create the folders, seed files and manifest; finish any interrupted compaction."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        manifest = self.root / MANIFEST_NAME
-        if manifest.exists():
-            found = json.loads(manifest.read_text()).get("schema_version")
+        """Create the folders, seed files and manifest; settle what a crash left
+        (an interrupted compaction, a derived commit that never appeared)."""
+        fs = self.fs
+        fs.makedirs(fs.root)
+        manifest = fs.path(MANIFEST_NAME)
+        if fs.exists(manifest):
+            found = fs.read_json(manifest).get("schema_version")
             if isinstance(found, int) and found > SCHEMA_VERSION:
                 raise LakeError(
-                    f"{self.root} holds schema version {found}; this otelbench writes "
+                    f"{fs.root} holds schema version {found}; this otelbench writes "
                     f"version {SCHEMA_VERSION} — upgrade otelbench"
                 )
-        for t in TABLES.values():
-            seed_dir = self.table_dir(t.name) / f"{PARTITION_COLUMN}={SEED_DATE}"
-            seed_dir.mkdir(parents=True, exist_ok=True)
-            seed = seed_dir / SEED_NAME
+        for t in tables():
+            seed_dir = partition_dir(fs, t, SEED_DATE)
+            fs.makedirs(seed_dir)
+            seed = f"{seed_dir}/{SEED_NAME}"
             # Rewrite the seed when the schema grew, so union_by_name sees every column.
-            if not seed.exists() or not pq.read_schema(seed).equals(t.stored_schema):
-                write_atomic(t.stored_schema.empty_table(), seed, t)
-                fsync_dir(seed_dir)
+            if not fs.exists(seed) or not fs.parquet_schema(seed).equals(t.stored_schema):
+                write_parquet(fs, t.stored_schema.empty_table(), seed, t)
+                fs.sync_folder(seed_dir)
             self._recover(t)
         body = {
             "schema_version": SCHEMA_VERSION,
             "partitioning": f"hive: {PARTITION_COLUMN}=YYYY-MM-DD (UTC date of the time column)",
-            "tables": {
-                t.name: {"time_column": t.time_column, "key": list(t.key), "derived": t.derived.names}
-                for t in TABLES.values()
-            },
+            "tables": {t.name: _manifest_entry(t) for t in tables()},
         }
-        text = json.dumps(body, indent=2) + "\n"
-        if not manifest.exists() or manifest.read_text() != text:
-            tmp = manifest.with_name(f".{MANIFEST_NAME}.tmp")
-            tmp.write_text(text)
-            fsync(tmp)
-            os.replace(tmp, manifest)
-            fsync_dir(self.root)
+        if not fs.exists(manifest) or fs.read_json(manifest) != body:
+            fs.write_json(manifest, body, indent=2)
 
     def files(self, table: str) -> list[Path]:
-        """Data files (part and compact, not the seed), oldest batch first."""
-        return [f.path for f in self._data_files(_table(table))]
+        """Data files (part, commit and compact, not the seed), oldest batch first."""
+        return [Path(f.path) for f in data_files(self.fs, _table(table))]
 
-    def _data_files(self, t: Table) -> list[DataFile]:
-        found = (DataFile.parse(p) for p in self.table_dir(t.name).glob("*/*.parquet"))
-        return sorted(f for f in found if f is not None)
-
-    def _partitions(self, t: Table) -> list[Path]:
-        return partitions(self.root, t)
-
-    # ------------------------------------------------------------------ writes
+    # ------------------------------------------------------------------ writes: signal tables
     def write_batch(self, batch_id: str, tables: Mapping[str, Mapping[str, Sequence[Any]]]) -> list[Path]:
         """Write one flush: each table's rows split by the UTC date of its time column.
 
-        ``tables[name]`` holds exactly the table's ``columns``; its derived columns may be
+        ``tables[name]`` holds exactly the table's ``columns``; its lake columns may be
         left out (they are computed here; non-null values given for them are kept).
         """
         check_batch_id(batch_id)
         written: list[Path] = []
-        dirs: set[Path] = set()
+        dirs: set[str] = set()
         for name, columns in tables.items():
-            t = _table(name)
+            t = _signal_table(name)
             data = _to_arrow(t, columns)
             if data.num_rows == 0:
                 continue
             if t is SPANS:
                 data = _resolve_agents(data)
             for n, (day, rows) in enumerate(_split_by_date(data, t.time_column)):
-                folder = self.table_dir(t.name) / f"{PARTITION_COLUMN}={day}"
-                folder.mkdir(parents=True, exist_ok=True)
-                path = folder / f"part-{batch_id}-{n}.parquet"
+                folder = partition_dir(self.fs, t, day)
+                self.fs.makedirs(folder)
+                path = f"{folder}/part-{batch_id}-{n}.parquet"
                 # a fresh batch file is one row group: sorting it could not let a reader
                 # skip anything, and it cost ~10% of a flusher's time; compaction sorts
-                write_atomic(rows, path, t)
-                written.append(path)
+                write_parquet(self.fs, rows, path, t)
+                written.append(Path(path))
                 dirs.add(folder)
         for folder in dirs:
-            fsync_dir(folder)
+            self.fs.sync_folder(folder)
         return written
 
     def discard_after(self, batch_id: str, *, suffix: str | None = None) -> int:
         """Delete part files of batches >= batch_id (written but never checkpointed) and temp files.
 
         ``suffix``: only batches whose id ends with it (one flusher worker's files,
-        e.g. ``_0``); the other workers' files are theirs to judge.
+        e.g. ``_0``); the other workers' files are theirs to judge. Signal tables only:
+        derived tables belong to processors.
         """
         check_batch_id(batch_id)
+        fs = self.fs
         removed = 0
-        for t in TABLES.values():
+        for t in tables(SIGNAL):
             self._recover(t)  # a journal may name temp files; settle it before sweeping
-            for part in self._partitions(t):
-                for p in part.iterdir():
-                    f = DataFile.parse(p)
+            for part in partitions(fs, t):
+                gone = 0
+                for name in fs.files(part):
+                    f = DataFile.parse(name)
                     stale_part = (
                         f is not None
                         and f.kind_rank == 1
                         and f.batch_id >= batch_id
                         and (suffix is None or f.batch_id.endswith(suffix))
                     )
-                    if stale_part or is_temp(p):
-                        p.unlink()
-                        removed += 1
-                if removed:
-                    fsync_dir(part)
+                    if stale_part or fs.is_staging(name):
+                        fs.delete(f"{part}/{name}")
+                        gone += 1
+                if gone:
+                    fs.sync_folder(part)
+                removed += gone
         return removed
+
+    # ------------------------------------------------------------------ writes: derived tables
+    def append(self, table: str, data: pa.Table | pl.DataFrame) -> str:
+        """Commit ``data`` as new rows of derived ``table``; returns the commit's file
+        (``storage.derived.append``)."""
+        return derived.append(self.fs, _table(table), data)
+
+    def replace(self, table: str, data: pa.Table | pl.DataFrame, result_set: Mapping[str, Any]) -> str:
+        """Commit ``data`` as the whole of ``result_set`` of derived ``table``
+        (``storage.derived.replace``)."""
+        return derived.replace(self.fs, _table(table), data, result_set)
 
     # ------------------------------------------------------------------ reads
     def recent_keys(self, table: str, limit: int) -> list[tuple[Any, ...]]:
@@ -164,8 +169,8 @@ class Lake:
         if not t.key or limit <= 0:
             return []
         keys: list[tuple[Any, ...]] = []
-        for f in reversed(self._data_files(t)):
-            cols = pq.read_table(f.path, columns=list(t.key))
+        for f in reversed(data_files(self.fs, t)):
+            cols = self.fs.read_parquet(f.path, columns=list(t.key))
             values = [cols.column(k).to_pylist() for k in t.key]
             keys.extend(reversed(list(zip(*values))))
             if len(keys) >= limit:
@@ -176,18 +181,40 @@ class Lake:
     def compact(self, table: str, *, below_batch_id: str, min_files: int = 8,
                 target_rows: int = compaction.TARGET_ROWS, target_bytes: int = compaction.TARGET_BYTES) -> int:
         """Merge each partition's small files older than ``below_batch_id``; returns files
-        merged (``storage.compaction.compact``)."""
-        return compaction.compact(self.root, table, below_batch_id=below_batch_id, min_files=min_files,
+        merged (``storage.compaction.compact``; for a derived table ``storage.derived.compact``,
+        which needs no batch bound: a commit is complete once it is visible)."""
+        t = _table(table)
+        if t.kind != SIGNAL:
+            return derived.compact(self.fs, t, min_files=min_files)
+        return compaction.compact(self.fs, t, below_batch_id=below_batch_id, min_files=min_files,
                                   target_rows=target_rows, target_bytes=target_bytes)
 
     def _recover(self, t: Table) -> None:
-        compaction.recover(self.root, t)
+        if t.kind == SIGNAL:
+            compaction.recover(self.fs, t)
+        else:
+            derived.recover(self.fs, t)
+
+
+def _signal_table(name: str) -> Table:
+    t = _table(name)
+    if t.kind != SIGNAL:
+        raise LakeError(f"table {name} is derived: write it with append or replace, not as a flushed batch")
+    return t
+
+
+def _manifest_entry(t: Table) -> dict[str, Any]:
+    entry: dict[str, Any] = {"kind": t.kind, "time_column": t.time_column, "key": list(t.key),
+                             "lake_columns": t.lake_columns.names}
+    if t.replace_by is not None:
+        entry["replace_by"] = list(t.replace_by)
+    return entry
 
 
 # ---------------------------------------------------------------------- helpers
 def _to_arrow(t: Table, columns: Mapping[str, Sequence[Any]]) -> pa.Table:
     """The table's stored schema: a missing or unknown column is a programming error, named;
-    a derived column left out is all NULL (for ``_resolve_agents`` to fill)."""
+    a lake column left out is all NULL (for ``_resolve_agents`` to fill)."""
     unknown = set(columns) - set(t.stored_columns)
     missing = set(t.columns) - set(columns)
     if unknown or missing:
@@ -198,7 +225,7 @@ def _to_arrow(t: Table, columns: Mapping[str, Sequence[Any]]) -> pa.Table:
     arrays = []
     for f in t.stored_schema:
         values = columns.get(f.name)
-        if values is None:  # a derived column the producer left to us
+        if values is None:  # a lake column the producer left to us
             arrays.append(pa.nulls(n, f.type))
         elif isinstance(values, (pa.Array, pa.ChunkedArray)):
             arrays.append(values if values.type == f.type else values.cast(f.type))

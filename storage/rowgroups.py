@@ -21,7 +21,6 @@ uncompressed) each; the last output takes whatever remains.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import pyarrow as pa
@@ -36,21 +35,21 @@ _MAX_RUNS = 64
 class RowGroupWriter:
     def __init__(
         self,
-        outputs: Sequence[Path],
+        outputs: Sequence[str],
         *,
         sort_keys: Sequence[str],
         row_group_rows: int,
         target_rows: int,
         target_bytes: int,
         buffer_bytes: int,
-        open_file: Callable[[Path], pq.ParquetWriter],
-        close_file: Callable[[Path], None],
+        open_file: Callable[[str], pq.ParquetWriter],
+        close_file: Callable[[str], None],
     ) -> None:
         self.outputs, self.sort_keys = list(outputs), list(sort_keys)
         self.row_group_rows, self.target_rows, self.target_bytes = row_group_rows, target_rows, target_bytes
         self.buffer_bytes = buffer_bytes
         self._open_file, self._close_file = open_file, close_file
-        self.written: list[Path] = []
+        self.written: list[str] = []
         self._writer: pq.ParquetWriter | None = None
         self._rows_in_file = self._bytes_in_file = 0
         self._buckets: dict[Any, list[pa.Table]] = {}

@@ -8,7 +8,11 @@ Bump ``SCHEMA_VERSION`` whenever a column is added, removed or changes type;
 ``docs/schema.md`` documents every column and is checked against this module by
 ``tests/storage/test_schema_docs.py``.
 
-Version history: 1 the first lake; 2 added ``spans.resolved_agent``, a *derived* column
+Two kinds of tables (``Table.kind``): *signal* tables (spans, logs, metrics), written by
+the collector's flusher, and *derived* tables, written by processors as whole commits
+(``storage.derived``). docs/schema.md describes both and how derived rows are replaced.
+
+Version history: 1 the first lake; 2 added ``spans.resolved_agent``, a *lake column*
 (filled by ``storage.lake`` itself, never by a producer).
 """
 
@@ -57,8 +61,8 @@ _SPAN_CORE = [
     ("dropped_links_count", _I64),
 ]
 
-# Promoted GenAI fields, derived by collector.normalize from whichever
-# convention the instrumentation used (see ../shared/REFERENCE.md alias table).
+# Promoted GenAI fields, derived by the normalizer from whichever convention the
+# instrumentation used (the alias table: docs/normalization.md).
 _SPAN_GENAI = [
     ("span_type", _STR),  # llm|agent|tool|retrieval|embedding|other
     ("operation", _STR),  # chat, text_completion, embeddings, execute_tool, invoke_agent, ...
@@ -87,7 +91,7 @@ _SPAN_GENAI = [
 ]
 
 # Columns the lake fills itself (storage.lake), after the ones a producer supplies.
-_SPAN_DERIVED = [
+_SPAN_LAKE = [
     # The agent llm_calls / tool_calls attribute the span to: agent_name, else the direct
     # parent's agent_name, else service_name. NULL until the parent has been seen: filled
     # when a batch is written (roots, parents in the same batch) and at compaction (any
@@ -143,20 +147,54 @@ _METRIC_COLUMNS = [
 ]
 
 
+# The columns the lake adds to every derived table's rows when it commits them
+# (storage.derived): the commit's time, which is also its id (unique and increasing
+# within a lake: "latest wins" compares it), the row's place in its commit, and the
+# marker of a replace that left its result set empty.
+COMMIT_COLUMNS = [
+    ("committed_at", _TS),
+    ("_row", _I64),
+    ("_tombstone", pa.bool_()),
+]
+
+SIGNAL = "signal"  # written by the collector: checkpointed, swept, compacted
+DERIVED = "derived"  # written by processors: whole commits, appended or replacing a result set
+
+
 @dataclass(frozen=True)
 class Table:
     """One lake table: its folder name, its Arrow schemas and its time column.
 
     ``schema``/``columns``: what a producer supplies (collector.normalize emits exactly
-    these). ``derived``: columns the lake computes itself and appends; a producer may
-    leave them out. ``stored_schema``: every column of every file (both, in that order).
+    these for signal tables; a processor's DataFrame for derived ones). ``lake_columns``:
+    columns the lake computes itself and appends; a producer may leave them out.
+    ``stored_schema``: every column of every file (both, in that order).
+
+    ``kind``: ``signal`` or ``derived`` (docs/schema.md, "Two kinds of tables").
+    ``key``: rows with an equal key are one row — the collector drops repeats of a span;
+    a derived table keeps the latest commit's. ``replace_by`` (derived only): None for a
+    table that is only appended to; else the columns that name a *result set* (``()``:
+    the whole table is one), which each write replaces as a unit.
     """
 
     name: str
     schema: pa.Schema
     time_column: str  # the column whose UTC date chooses the partition
-    key: tuple[str, ...] = ()  # idempotency key, when rows have one
-    derived: pa.Schema = pa.schema([])
+    key: tuple[str, ...] = ()
+    lake_columns: pa.Schema = pa.schema([])
+    kind: str = SIGNAL
+    replace_by: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in (SIGNAL, DERIVED):
+            raise ValueError(f"table {self.name}: kind must be {SIGNAL!r} or {DERIVED!r}, not {self.kind!r}")
+        if self.kind == SIGNAL and self.replace_by is not None:
+            raise ValueError(f"table {self.name}: only derived tables are replaced")
+        unknown = [c for c in (*self.key, *(self.replace_by or ())) if c not in self.schema.names]
+        if unknown:
+            raise ValueError(f"table {self.name}: key or result-set columns {unknown} are not among its columns")
+        if self.time_column not in self.stored_columns:
+            raise ValueError(f"table {self.name}: no time column {self.time_column!r}")
 
     @property
     def columns(self) -> list[str]:
@@ -164,11 +202,19 @@ class Table:
 
     @property
     def stored_schema(self) -> pa.Schema:
-        return pa.schema([*self.schema, *self.derived])
+        return pa.schema([*self.schema, *self.lake_columns])
 
     @property
     def stored_columns(self) -> list[str]:
         return self.stored_schema.names
+
+
+def derived_table(name: str, columns: list[tuple[str, pa.DataType]], *, key: tuple[str, ...] = (),
+                  replace_by: tuple[str, ...] | None = None) -> Table:
+    """A processor's table: its columns, then the lake's commit columns; partitioned by
+    the UTC date of its commit."""
+    return Table(name, pa.schema(columns), time_column="committed_at", key=key,
+                 lake_columns=pa.schema(COMMIT_COLUMNS), kind=DERIVED, replace_by=replace_by)
 
 
 SPANS = Table(
@@ -176,7 +222,7 @@ SPANS = Table(
     pa.schema(_SPAN_CORE + _SPAN_GENAI),
     time_column="start_time",
     key=("trace_id", "span_id"),
-    derived=pa.schema(_SPAN_DERIVED),
+    lake_columns=pa.schema(_SPAN_LAKE),
 )
 LOGS = Table("logs", pa.schema(_LOG_COLUMNS), time_column="time")
 METRICS = Table("metrics", pa.schema(_METRIC_COLUMNS), time_column="time")
@@ -184,6 +230,16 @@ METRICS = Table("metrics", pa.schema(_METRIC_COLUMNS), time_column="time")
 # Tables the collector writes, by OTLP signal.
 TABLE_FOR_SIGNAL: dict[str, Table] = {"traces": SPANS, "logs": LOGS, "metrics": METRICS}
 
-TABLES: dict[str, Table] = {t.name: t for t in (SPANS, LOGS, METRICS)}
+# The processors' tables (judge scores, failure clusters) join this tuple as they land.
+DERIVED_TABLES: tuple[Table, ...] = ()
+
+# The one list of tables: the lake, its views, the compactor and the docs test all read it.
+TABLES: dict[str, Table] = {t.name: t for t in (SPANS, LOGS, METRICS, *DERIVED_TABLES)}
+
+
+def tables(kind: str | None = None) -> list[Table]:
+    """The registered tables (of one ``kind``), in registry order; read at call time."""
+    return [t for t in TABLES.values() if kind is None or t.kind == kind]
+
 
 SPAN_TYPES = ("llm", "agent", "tool", "retrieval", "embedding", "other")

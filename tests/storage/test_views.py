@@ -9,10 +9,11 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from storage import queries
+from storage.queries import compaction as compaction_sql
+from storage.queries import reports, tables, views
 from storage.duckdb import Gateway, open_lake
 from storage.lake import Lake
-from tests.storage.rows import BENCH_SCOPE, agent, batch, bench_run, bench_test, llm, log, sid, span, tool
+from otelbench.testing.rows import BENCH_SCOPE, agent, batch, bench_run, bench_test, llm, log, sid, span, tool
 
 USER = [{"role": "user", "parts": [{"type": "text", "content": "hi"}]}]
 SYSTEM = [{"role": "system", "parts": [{"type": "text", "content": "be brief"}]}]
@@ -227,7 +228,7 @@ def test_spans_from_before_resolved_agent_existed_still_resolve(lake: Lake) -> N
     import pyarrow.parquet as pq
 
     from storage.schema import SPANS
-    from tests.storage.rows import columnar
+    from otelbench.testing.rows import columnar
 
     old = columnar("spans", [agent(1, 1, name="triage"), llm(1, 2, 1), llm(1, 3, None, agent_name="root-call")])
     path = lake.table_dir("spans") / "date=2025-03-14" / "part-00-0.parquet"
@@ -293,31 +294,31 @@ def test_the_scenario_agents(lake: Lake) -> None:
 
 
 def test_counting_calls_by_agent_reads_no_log_event(lake: Lake) -> None:
-    """DuckDB drops llm_calls' messages join when no message column is used (queries.py)."""
+    """DuckDB drops llm_calls' messages join when no message column is used (storage/queries/views.py)."""
     scenario(lake)
     with open_lake(lake.root) as gw:
-        for sql in (queries.LLM_CALLS_BY_AGENT, queries.COUNT_LLM_CALLS, queries.AGENT_RUNS_BY_AGENT):
+        for sql in (reports.LLM_CALLS_BY_AGENT, reports.COUNT_LLM_CALLS, reports.AGENT_RUNS_BY_AGENT):
             assert "message_direction" not in gw.query("EXPLAIN " + sql).rows[0][1], sql
-        assert "message_direction" in gw.query("EXPLAIN " + queries.LLM_CALL_MESSAGES_COUNT).rows[0][1]
+        assert "message_direction" in gw.query("EXPLAIN " + reports.LLM_CALL_MESSAGES_COUNT).rows[0][1]
 
 
 # ------------------------------------------------------------------ the DDL itself
 def test_print_views_runs_in_a_fresh_duckdb(lake: Lake) -> None:
     lake.write_batch("01", batch(spans=[agent(), llm(), tool()], logs=[log(message_direction="input", messages=j(USER))]))
     con = duckdb.connect()
-    con.execute(queries.print_views(lake.root))
+    con.execute(views.print_views(lake.root))
     with open_lake(lake.root) as gw:
-        for view in queries.VIEW_NAMES:
+        for view in views.VIEW_NAMES:
             sql = f"SELECT * FROM {view} ORDER BY ALL"
             assert con.execute(sql).fetchall() == gw.query(sql).rows, view
 
 
 def test_view_names_match_the_ddl(lake: Lake) -> None:
     con = duckdb.connect()
-    for stmt in queries.view_ddl(lake.root):
+    for stmt in views.view_ddl(lake.root):
         con.execute(stmt)
     names = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
-    assert names == set(queries.VIEW_NAMES)
+    assert names == set(views.VIEW_NAMES)
 
 
 def test_the_views_read_a_compacted_lake_the_same(lake: Lake) -> None:
@@ -337,27 +338,27 @@ def test_the_views_read_a_compacted_lake_the_same(lake: Lake) -> None:
     [("/data/lake", "'/data/lake'"), ("/it's", "'/it''s'"), ("", "''")],
 )
 def test_sql_string_escapes_quotes(value: str, literal: str) -> None:
-    assert queries.sql_string(value) == literal
+    assert tables.sql_string(value) == literal
 
 
 def test_table_glob_refuses_glob_characters_in_the_lake_path() -> None:
-    assert queries.table_glob("/data/lake", "spans") == "/data/lake/spans/*/*.parquet"
+    assert tables.table_glob("/data/lake", "spans") == "/data/lake/spans/*/*.parquet"
     for bad in ("/data/[x]", "/data/*", "/data/a?b", "/data/{a,b}"):
         with pytest.raises(ValueError, match="must not contain"):
-            queries.table_glob(bad, "spans")
+            tables.table_glob(bad, "spans")
 
 
 def test_table_views_read_hive_partitions_by_name() -> None:
-    assert queries.table_view_sql("/l", "logs") == (
+    assert tables.table_view_sql("/l", "logs") == (
         "CREATE OR REPLACE VIEW logs AS SELECT * FROM read_parquet('/l/logs/*/*.parquet', "
         "hive_partitioning = true, union_by_name = true, hive_types = {'date': 'DATE'})"
     )
 
 
 def test_compact_sql_without_a_key_only_streams() -> None:
-    sql = queries.compact_sql(["time", "body"], ())
+    sql = compaction_sql.compact_sql(["time", "body"], ())
     assert sql.endswith('SELECT "time", "body" FROM src')  # no ORDER BY: storage.rowgroups orders
-    assert "ANTI JOIN" in queries.compact_sql(["a"], ("a",))
+    assert "ANTI JOIN" in compaction_sql.compact_sql(["a"], ("a",))
 
 
 @pytest.mark.parametrize(
@@ -369,7 +370,7 @@ def test_compact_sql_without_a_key_only_streams() -> None:
     ],
 )
 def test_compact_spans_sql_always_yields_resolved_agent(columns: list[str], resolved: str) -> None:
-    sql = queries.compact_spans_sql(columns, ("trace_id", "span_id"))
+    sql = compaction_sql.compact_spans_sql(columns, ("trace_id", "span_id"))
     assert resolved in sql and sql.count("AS resolved_agent") == 1
     assert "ORDER BY" not in sql.rsplit(")", 1)[-1]
 

@@ -1,4 +1,4 @@
-"""Rows for storage tests: one dict per row with sensible defaults, turned into the
+"""Lake rows for tests: one dict per row with sensible defaults, turned into the
 columnar dicts ``Lake.write_batch`` takes. Every column of the schema is present, so a
 test names only what it is about."""
 

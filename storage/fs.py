@@ -1,0 +1,164 @@
+"""The lake's one filesystem seam: every list, read, write, rename and delete of a lake file.
+
+``storage.lake``, ``storage.compaction`` and ``storage.derived`` reach the lake's files
+only through ``LakeFS`` (the write-ahead log is not a lake file: it stays on local disk,
+``collector.wal``). Underneath is pyarrow's filesystem layer, so Parquet is read and
+written by the same calls whatever the storage; the durability steps around them are
+the local disk's (``storage.durable``): a file is written under a hidden staging name,
+fsynced, renamed into place, and its folder fsynced.
+
+Only local folders are supported today. A lake on object storage needs another commit
+protocol (no rename there: an object is written under its final name once complete),
+which is what ``stage``/``publish`` leave room for; ``open_fs`` refuses such a location
+with a clear error rather than half-working.
+
+Paths are plain strings, '/'-separated and absolute (``LakeFS.path`` builds them under
+the root); DuckDB and polars get them through ``uri``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import posixpath
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from storage import durable
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+class LakeLocationError(ValueError):
+    """A lake location this otelbench cannot use."""
+
+
+class LakeFS:
+    """The files of one lake, rooted at a local folder."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = str(Path(root).absolute())
+        self._fs = pafs.LocalFileSystem()
+
+    # ------------------------------------------------------------------ paths
+    def path(self, *parts: str) -> str:
+        return posixpath.join(self.root, *parts)
+
+    def uri(self, path: str) -> str:
+        """``path`` as DuckDB, polars and pyarrow datasets read it (a local path)."""
+        return path
+
+    # ------------------------------------------------------------------ listing
+    def listdir(self, folder: str) -> list[tuple[str, bool]]:
+        """(name, is_folder) of every entry of ``folder``, by name; [] when it does not exist."""
+        infos = self._fs.get_file_info(pafs.FileSelector(folder, allow_not_found=True))
+        return sorted((i.base_name, i.type == pafs.FileType.Directory) for i in infos)
+
+    def files(self, folder: str) -> list[str]:
+        return [name for name, is_dir in self.listdir(folder) if not is_dir]
+
+    def folders(self, folder: str) -> list[str]:
+        return [name for name, is_dir in self.listdir(folder) if is_dir]
+
+    def exists(self, path: str) -> bool:
+        return self._fs.get_file_info(path).type != pafs.FileType.NotFound
+
+    def makedirs(self, folder: str) -> None:
+        self._fs.create_dir(folder, recursive=True)
+
+    # ------------------------------------------------------------------ reads
+    def read_text(self, path: str) -> str:
+        with self._fs.open_input_stream(path) as f:
+            return f.read().decode()
+
+    def read_json(self, path: str) -> Any:
+        return json.loads(self.read_text(path))
+
+    def parquet_file(self, path: str) -> pq.ParquetFile:
+        return pq.ParquetFile(path, filesystem=self._fs)
+
+    def read_parquet(self, path: str, columns: list[str] | None = None) -> pa.Table:
+        return pq.read_table(path, columns=columns, filesystem=self._fs)
+
+    def parquet_schema(self, path: str) -> pa.Schema:
+        return pq.read_schema(path, filesystem=self._fs)
+
+    # ------------------------------------------------------------------ writes
+    def staging(self, path: str) -> str:
+        """Where a file is written before it appears under ``path`` (hidden from every
+        reader's glob, never mistaken for Parquet)."""
+        return str(durable.temp_name(path))
+
+    def is_staging(self, name: str) -> bool:
+        return durable.is_temp(name)
+
+    def parquet_writer(self, path: str, schema: pa.Schema, **options: Any) -> pq.ParquetWriter:
+        """A writer of the file that ``publish(path)`` later makes visible."""
+        return pq.ParquetWriter(self.staging(path), schema, filesystem=self._fs, **options)
+
+    def seal(self, path: str) -> None:
+        """The staged file of ``path`` is complete: make its bytes durable (before publish)."""
+        durable.fsync(self.staging(path))
+
+    def publish(self, path: str) -> None:
+        """Make the sealed staged file visible under ``path``, atomically (the folder is
+        synced separately, once for many files: ``sync_folder``)."""
+        self._fs.move(self.staging(path), path)
+
+    def discard(self, path: str) -> None:
+        """Forget the staged file of ``path``, if any."""
+        self.delete(self.staging(path), missing_ok=True)
+
+    def write_parquet(self, data: pa.Table, path: str, **options: Any) -> None:
+        """``data`` appears under ``path`` whole or not at all (the folder sync is the caller's)."""
+        pq.write_table(data, self.staging(path), filesystem=self._fs, **options)
+        self.seal(path)
+        self.publish(path)
+
+    def write_json(self, path: str, body: Any, *, indent: int | None = None) -> None:
+        """``body`` as JSON under ``path``, atomically and durably (folder synced too)."""
+        durable.replace_atomic(path, json.dumps(body, indent=indent) + ("\n" if indent else ""))
+
+    def delete(self, path: str, *, missing_ok: bool = False) -> None:
+        try:
+            self._fs.delete_file(path)
+        except FileNotFoundError:
+            if not missing_ok:
+                raise
+
+    def sync_folder(self, folder: str) -> None:
+        """Make the files published into or deleted from ``folder`` durable."""
+        durable.fsync_dir(folder)
+
+    @contextlib.contextmanager
+    def lock(self, path: str) -> Iterator[None]:
+        """Exclusive among the processes of this machine while the block runs (an advisory
+        ``flock`` on ``path``, created if missing; its name should start with ``_`` so no
+        reader takes it for data)."""
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
+
+
+def open_fs(location: str | os.PathLike[str]) -> LakeFS:
+    """The filesystem of the lake at ``location``: a local folder (or ``file://`` URI)."""
+    text = os.fspath(location)
+    if text.startswith("file://"):
+        text = text[len("file://"):]
+    elif _SCHEME.match(text):
+        raise LakeLocationError(
+            f"lake location {text!r}: only local folders are supported in this version "
+            "(object storage needs a commit protocol without renames, not built yet)"
+        )
+    return LakeFS(text)

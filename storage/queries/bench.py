@@ -1,0 +1,83 @@
+"""The bench runner's views: ``bench_results`` (one row per model run) and ``bench_tests``
+(one row per judged test), read from the spans ``otelbench bench`` exports."""
+
+from __future__ import annotations
+
+from storage.queries.tables import parents_cte, sql_string
+
+# --------------------------------------------------------------------------- bench
+# ``otelbench bench`` exports its results as spans (bench_runner/spans.py has the tree):
+# a root span per model run (bench.kind = model_run) carrying the results as ``bench.*``
+# attributes, a chat span per request, and under each chat span a span per test judged on
+# its reply (bench.kind = test). The views read those attributes from ``spans.attributes``;
+# their names are the runner's, formatted into the SQL as constants of ours. The
+# runner's instrumentation scope picks its spans cheaply before any JSON is parsed.
+BENCH_SCOPE = "otelbench.bench_runner"
+
+
+def bench_attr(name: str, cast: str = "VARCHAR", alias: str = "s") -> str:
+    """One ``bench.*`` (or other) span attribute as ``cast``; NULL when absent or unfit."""
+    path = sql_string(f'$."{name}"')
+    if cast.endswith("[]"):  # a string array: the JSON array, cast as a whole
+        return f"TRY_CAST(json_extract({alias}.attributes, {path}) AS {cast})"
+    value = f"json_extract_string({alias}.attributes, {path})"
+    return value if cast == "VARCHAR" else f"TRY_CAST({value} AS {cast})"
+
+
+def _bench_spans(kind: str) -> str:
+    return f"s.scope_name = {sql_string(BENCH_SCOPE)} AND {bench_attr('bench.kind')} = {sql_string(kind)}"
+
+
+def bench_results_sql() -> str:
+    """One row per model run: the root span of ``bench <model>`` and its summary."""
+    return f"""CREATE OR REPLACE VIEW bench_results AS
+SELECT
+    s.trace_id, s.start_time, s.duration_ms,
+    s.request_model AS model, s.provider,
+    {bench_attr('bench.server.kind')} AS server_kind,
+    {bench_attr('server.address')} AS server_address,
+    {bench_attr('server.port', 'INTEGER')} AS server_port,
+    {bench_attr('bench.suite')} AS suite,
+    {bench_attr('bench.suite.version')} AS suite_version,
+    {bench_attr('bench.speed.version')} AS speed_version,
+    {bench_attr('bench.quick', 'BOOLEAN')} AS quick,
+    {bench_attr('bench.runs', 'INTEGER')} AS runs,
+    {bench_attr('bench.decode_tps.median', 'DOUBLE')} AS decode_tps_median,
+    {bench_attr('bench.ttft_ms.median', 'DOUBLE')} AS ttft_ms_median,
+    {bench_attr('bench.prefill_tps.median', 'DOUBLE')} AS prefill_tps_median,
+    {bench_attr('bench.ability_score', 'DOUBLE')} AS ability_score,
+    {bench_attr('bench.agent_fitness_score', 'DOUBLE')} AS agent_fitness_score,
+    {bench_attr('bench.tests_passed', 'INTEGER')} AS tests_passed,
+    {bench_attr('bench.tests_total', 'INTEGER')} AS tests_total,
+    {bench_attr('bench.confidence')} AS confidence,
+    {bench_attr('bench.reasons', 'VARCHAR[]')} AS confidence_reasons,
+    {bench_attr('bench.gguf.quantization')} AS quantization,
+    {bench_attr('bench.gguf.architecture')} AS architecture,
+    {bench_attr('bench.failures', 'INTEGER')} AS failures,
+    CASE WHEN s.status_code = 'error' THEN 'error' ELSE 'ok' END AS status,
+    s.error_message,
+    s.owner, s.date
+FROM spans AS s
+WHERE {_bench_spans('model_run')}"""
+
+
+def bench_tests_sql() -> str:
+    """One row per judged test; the model is the one its reply's chat span asked for."""
+    return f"""CREATE OR REPLACE VIEW bench_tests AS
+WITH tests AS NOT MATERIALIZED (
+    SELECT s.* FROM spans AS s WHERE {_bench_spans('test')}
+),
+{parents_cte("replies", "tests", "request_model", "model")}
+SELECT
+    s.trace_id, s.span_id, s.parent_span_id AS reply_span_id, s.start_time,
+    r.model,
+    {bench_attr('bench.suite')} AS suite,
+    {bench_attr('bench.suite.version')} AS suite_version,
+    {bench_attr('bench.test.name')} AS test,
+    {bench_attr('bench.test.category')} AS category,
+    {bench_attr('bench.test.checker')} AS checker,
+    {bench_attr('bench.test.verdict')} AS verdict,
+    {bench_attr('bench.test.reason')} AS reason,
+    s.owner, s.date
+FROM tests AS s
+LEFT JOIN replies AS r ON r.trace_id = s.trace_id AND r.span_id = s.parent_span_id"""

@@ -1,0 +1,44 @@
+"""Named queries: what the CLI's summary, the benchmarks and (later) the web pages ask.
+
+Each is one parameterised statement over the views (storage.queries.views).
+"""
+
+LLM_CALLS_BY_AGENT = "SELECT agent, count(*) FROM llm_calls GROUP BY agent"
+
+AGENT_RUNS_BY_AGENT = """SELECT agent, count(*) AS runs, sum(cost_usd) AS cost_usd,
+       sum(llm_calls) AS llm_calls, count(*) FILTER (WHERE status = 'error') AS errors
+FROM agent_runs GROUP BY agent ORDER BY runs DESC"""
+
+LLM_CALLS_OF_TRACE = "SELECT * FROM llm_calls WHERE trace_id = $trace_id ORDER BY start_time"
+AGENT_RUN = "SELECT * FROM agent_runs WHERE trace_id = $trace_id"
+
+# Timed by benchmarks/query.py (figures quoted in the README), besides the two above.
+LLM_CALL_MESSAGES_COUNT = "SELECT count(input_messages) FROM llm_calls"
+SPANS_BY_TYPE = "SELECT span_type, count(*) FROM spans GROUP BY span_type"
+TOOL_CALLS_BY_AGENT = "SELECT agent, count(*) FROM tool_calls GROUP BY agent"
+UNRESOLVED_CALLS = "SELECT count(*) FROM spans WHERE span_type IN ('llm', 'tool') AND resolved_agent IS NULL"
+COUNT_SPANS = "SELECT count(*) FROM spans"
+COUNT_LLM_CALLS = "SELECT count(*) FROM llm_calls"
+SOME_TRACE_WITH_LOG_MESSAGES = "SELECT trace_id FROM logs WHERE message_direction = 'input' LIMIT 1"
+
+
+# ---------------------------------------------------------------- summary report (otelbench demo)
+SUMMARY_BY_AGENT = """SELECT agent, count(*) AS runs,
+       round(100.0 * count(*) FILTER (WHERE status = 'ok') / count(*), 1) AS "ok %",
+       round(median(duration_ms) / 1000, 2) AS "median s",
+       sum(llm_calls) AS llm_calls, sum(tool_calls) AS tool_calls,
+       sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
+       round(sum(cost_usd), 4) AS cost_usd
+FROM agent_runs GROUP BY agent ORDER BY runs DESC, agent"""
+
+SUMMARY_BY_MODEL = """SELECT coalesce(response_model, request_model) AS model, provider, count(*) AS calls,
+       sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens,
+       round(median(duration_ms), 1) AS "median ms",
+       count(*) FILTER (WHERE status_code = 'error') AS errors,
+       round(sum(cost_usd), 4) AS cost_usd, string_agg(DISTINCT cost_source, ',') AS cost_source
+FROM llm_calls GROUP BY ALL ORDER BY calls DESC, model"""
+
+SUMMARY_BY_TOOL = """SELECT tool_name AS tool, count(*) AS calls,
+       count(*) FILTER (WHERE status = 'error') AS errors,
+       round(median(duration_ms), 1) AS "median ms"
+FROM tool_calls GROUP BY ALL ORDER BY calls DESC, tool"""

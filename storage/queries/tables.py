@@ -1,0 +1,102 @@
+"""The lake's tables as SQL: paths, literals, one view per table.
+
+Signal tables are read as stored; a derived table's view applies its "latest wins" rule
+(``derived_view_sql``; the rule itself: storage.derived). Values are always bound as
+parameters. The only things ever formatted into SQL are the lake's own folder path
+(``CREATE VIEW`` cannot take parameters) and names from ``storage.schema`` — both ours,
+never a caller's, and both quoted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from storage.schema import PARTITION_COLUMN, SIGNAL, Table
+
+_GLOB_CHARS = set("*?[]{}")
+
+
+def sql_string(value: str) -> str:
+    """A SQL string literal; used only for the lake path, which views cannot bind."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def table_glob(lake_root: str | Path, table: str) -> str:
+    """Every Parquet file of ``table``; hidden temp files and journals never match."""
+    root = str(Path(lake_root).absolute())
+    if _GLOB_CHARS & set(root):
+        # the path becomes a glob pattern: a '[' in a folder name would silently match nothing
+        raise ValueError(f"lake path must not contain any of {''.join(sorted(_GLOB_CHARS))}: {root}")
+    return f"{root}/{table}/*/*.parquet"
+
+
+def read_table_sql(lake_root: str | Path, table: str, *, row_numbers: bool = False) -> str:
+    """The ``read_parquet`` call behind a table view.
+
+    union_by_name: files written before a column was added still read (as NULL); the seed
+    file always carries the current schema. hive_types pins ``date`` to DATE rather than
+    trusting auto-detection.
+    """
+    extra = ", filename = true, file_row_number = true" if row_numbers else ""
+    return (
+        f"read_parquet({sql_string(table_glob(lake_root, table))}, hive_partitioning = true, "
+        f"union_by_name = true, hive_types = {{{sql_string(PARTITION_COLUMN)}: 'DATE'}}{extra})"
+    )
+
+
+def table_view_sql(lake_root: str | Path, table: str) -> str:
+    return f"CREATE OR REPLACE VIEW {table} AS SELECT * FROM {read_table_sql(lake_root, table)}"
+
+
+
+def parents_cte(name: str, children: str, column: str, alias: str, *, where: str = "") -> str:
+    """CTE ``name``: (trace_id, span_id, ``alias``) of the spans that are parents of the
+    rows of CTE ``children``, with their ``column`` — only those parents, one row each."""
+    return f"""{name} AS (
+    SELECT p.trace_id, p.span_id, any_value(p.{column}) AS {alias}
+    FROM spans AS p
+    -- an inner join, not a semi join: a trace_id filter then reaches both sides
+    JOIN (SELECT DISTINCT trace_id, parent_span_id FROM {children}) AS c
+      ON p.trace_id = c.trace_id AND p.span_id = c.parent_span_id{f"{chr(10)}    WHERE {where}" if where else ""}
+    -- one row per span even if it was stored twice, so a join to it never duplicates a child
+    GROUP BY p.trace_id, p.span_id
+)"""
+
+
+def derived_view_sql(lake_root: str | Path, t: Table) -> str:
+    """The view of derived table ``t``: what its latest commits say (storage.derived).
+
+    Of each result set (``replace_by``), only the rows of its latest commit; tombstones
+    dropped; then of the rows sharing a key (or the same commit row: a compaction's
+    output and inputs side by side for a moment), the latest. The commit bookkeeping
+    (``_row``, ``_tombstone``) is not shown; ``committed_at`` is.
+
+    The files are read once per use of the view (a MATERIALIZED CTE): DuckDB turns a
+    ``max() OVER (PARTITION BY ...)`` into an aggregate joined back to a *second* scan,
+    and each scan lists the files anew — a commit landing between the two listings made
+    a reader see its result set empty (tests/storage/test_derived.py, readers in other
+    threads).
+    """
+    steps = [f"d AS MATERIALIZED (SELECT * FROM {read_table_sql(lake_root, t.name)})"]
+    last = "d"
+    if t.replace_by is not None:
+        over = f"PARTITION BY {', '.join(ident(c) for c in t.replace_by)}" if t.replace_by else ""
+        steps.append(f"latest AS (SELECT * FROM d QUALIFY committed_at = max(committed_at) OVER ({over}))")
+        last = "latest"
+    identity = ", ".join(ident(c) for c in t.key) if t.key else "committed_at, _row"
+    shown = ", ".join(ident(c) for c in [*t.columns, "committed_at", PARTITION_COLUMN])
+    return f"""CREATE OR REPLACE VIEW {ident(t.name)} AS
+WITH {(","+chr(10)+"     ").join(steps)}
+SELECT {shown}
+FROM {last}
+WHERE NOT _tombstone
+QUALIFY row_number() OVER (PARTITION BY {identity} ORDER BY committed_at DESC, _row DESC) = 1"""
+
+
+def view_sql(lake_root: str | Path, t: Table) -> str:
+    """The view of any lake table."""
+    return table_view_sql(lake_root, t.name) if t.kind == SIGNAL else derived_view_sql(lake_root, t)

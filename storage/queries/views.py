@@ -1,0 +1,237 @@
+"""The views over the lake: calls, tool calls, agent runs, messages — and their DDL as a whole.
+
+Functions here only *build* SQL (pure, tested as input → SQL); ``storage.duckdb`` runs it.
+Values are always bound as parameters (storage.queries.tables says what is formatted in).
+
+Views (documented column by column in docs/schema.md):
+
+- one per lake table (``storage.queries.tables``): ``spans``, ``logs``, ``metrics`` as
+  stored, plus the ``date`` partition; each derived table with its "latest wins" rule.
+- ``span_messages``: GenAI message *events* (log rows) folded into one row per span —
+  the one place that decides how log events become a call's input/output messages.
+- ``span_agents``: spans that name an agent, by key.
+- ``llm_calls``, ``tool_calls``: one row per llm / tool span, with its agent resolved.
+- ``agent_runs``: one row per trace that did any llm, agent or tool work.
+- ``bench_results``, ``bench_tests``: ``otelbench bench`` results (storage.queries.bench).
+
+Cost notes (measured with benchmarks/query.py; duckdb 2.0.1). A call's agent is
+``spans.resolved_agent``, which the lake fills when it writes and compacts; only rows it
+could not resolve yet take the *unresolved* branch, which joins them to their parents
+(see ``_agent_ctes``). After compaction that branch holds a handful of rows, so
+``SELECT agent, count(*) FROM llm_calls GROUP BY agent`` is one scan of the llm rows.
+Messages from log events come through one LEFT JOIN on a key that is NULL for rows
+carrying their own messages; DuckDB drops that join when no message column is used,
+which it does only while no filter is pushed into the scan on its grouped side
+(``span_messages`` says how). Joins use the plain (trace_id, span_id) strings, so a
+``WHERE trace_id = ?`` reaches every side of them. The lake sorts rows by span_type,
+so the ``span_type = ...`` filters skip whole row groups, and ``resolved_agent IS NULL``
+skips every row group of a compacted file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from storage.queries.bench import bench_results_sql, bench_tests_sql
+from storage.queries.tables import parents_cte, read_table_sql, view_sql
+from storage.schema import DERIVED, tables
+
+VIEW_NAMES = ("spans", "logs", "metrics", "span_messages", "span_agents", "llm_calls", "tool_calls", "agent_runs",
+              "bench_results", "bench_tests")
+
+
+# --------------------------------------------------------------------------- messages
+def span_messages_sql(lake_root: str | Path) -> str:
+    """GenAI message log events → one row per span: input_messages, output_messages.
+
+    The rule, kept here and only here (event shapes: collector.normalize):
+    - a ``details`` event (gen_ai.client.inference.operation.details) carries the whole
+      call as ``{"input": [...]|null, "output": [...]|null}``; the latest one wins, side
+      by side (its null side falls through to the events below);
+    - otherwise the ``input`` (resp. ``output``) events' message arrays are concatenated
+      in event time order (ties: file, then row order — the order they were received).
+    Malformed JSON is skipped rather than failing every query that touches the view.
+
+    The message directions are picked by a SEMI JOIN, not ``IN (...)``: a filter pushed
+    into this scan would stop DuckDB from dropping llm_calls' join when no message column
+    is used, and the join still pushes the directions into the scan at run time, so row
+    groups of other log records are skipped all the same.
+    """
+    order = "time, filename, file_row_number"
+
+    def concat(direction: str) -> str:
+        return (
+            f"CAST(to_json(flatten(list(TRY_CAST(messages AS JSON[]) ORDER BY {order}) "
+            f"FILTER (WHERE message_direction = '{direction}'))) AS VARCHAR)"
+        )
+
+    def detail(side: str) -> str:
+        latest = f"arg_max(messages, ({order})) FILTER (WHERE message_direction = 'details')"
+        # json_extract of an absent or null side gives NULL or 'null': both mean "not given"
+        return f"nullif(CAST(json_extract(TRY_CAST({latest} AS JSON), '$.{side}') AS VARCHAR), 'null')"
+
+    return f"""CREATE OR REPLACE VIEW span_messages AS
+SELECT
+    l.trace_id,
+    l.span_id,
+    coalesce({detail('input')}, {concat('input')}) AS input_messages,
+    coalesce({detail('output')}, {concat('output')}) AS output_messages
+FROM {read_table_sql(lake_root, 'logs', row_numbers=True)} AS l
+SEMI JOIN (VALUES ('input'), ('output'), ('details')) AS d(direction) ON l.message_direction = d.direction
+WHERE l.messages IS NOT NULL AND l.trace_id IS NOT NULL AND l.span_id IS NOT NULL
+GROUP BY l.trace_id, l.span_id"""
+
+
+# --------------------------------------------------------------------------- agents
+# Which agent made a call (storage.schema, resolved_agent): the span's own agent_name
+# (gen_ai.agent.name on the call itself); else its direct parent's — an invoke_agent
+# span, or a GenAI trace's root, which collector.normalize names after service.name;
+# else the span's own service.name. One level only: a recursive walk up the span tree
+# costs seconds at 10M spans.
+SPAN_AGENTS_SQL = """CREATE OR REPLACE VIEW span_agents AS
+SELECT a.trace_id, a.span_id, any_value(a.agent_name) AS agent_name
+FROM spans AS a
+WHERE a.agent_name IS NOT NULL
+-- one row per span even if it was stored twice, so a join never duplicates a call
+GROUP BY a.trace_id, a.span_id"""
+
+
+def _agent_ctes(span_type: str, extra: str = "") -> str:
+    """CTEs ending in ``calls``: every ``span_type`` span, ``agent`` resolved (the rule above).
+
+    Resolved rows (``resolved_agent`` set by the lake) need no join. The rest —
+    ``unresolved``: written before their parent, not compacted since — look their parent
+    up in ``parents``, which aggregates only those parents: aggregating every agent span
+    of the lake would cost more than the whole scan. ``extra``: more columns for both
+    branches, each ``, <expr> AS <name>`` over ``s``.
+    """
+    return f"""unresolved AS NOT MATERIALIZED (
+    SELECT * FROM spans AS s WHERE s.span_type = '{span_type}' AND s.resolved_agent IS NULL
+),
+{parents_cte("parents", "unresolved", "agent_name", "agent_name", where="p.agent_name IS NOT NULL")},
+calls AS (
+    SELECT s.*, s.resolved_agent AS agent{extra}
+    FROM spans AS s
+    WHERE s.span_type = '{span_type}' AND s.resolved_agent IS NOT NULL
+    UNION ALL
+    SELECT s.*, coalesce(s.agent_name, p.agent_name, s.service_name) AS agent{extra}
+    FROM unresolved AS s
+    -- span_id alone is not unique: test and demo data reuse span ids across traces
+    LEFT JOIN parents AS p ON p.trace_id = s.trace_id AND p.span_id = s.parent_span_id
+)"""
+
+
+# The span's key into span_messages: NULL (no join work) when it carries both sides itself.
+_LOG_SPAN = ", CASE WHEN s.input_messages IS NULL OR s.output_messages IS NULL THEN s.span_id END AS log_span"
+
+
+def llm_calls_sql() -> str:
+    return f"""CREATE OR REPLACE VIEW llm_calls AS
+WITH {_agent_ctes('llm', _LOG_SPAN)}
+SELECT
+    c.trace_id, c.span_id, c.parent_span_id, c.start_time, c.duration_ms,
+    c.agent,
+    c.operation, c.provider, c.request_model, c.response_model,
+    c.input_tokens, c.output_tokens, c.total_tokens, c.cache_read_tokens, c.reasoning_tokens,
+    c.cost_usd, c.cost_source, c.ttft_ms, c.finish_reasons, c.status_code, c.error_message,
+    -- span attributes win; log events only fill in what the span lacks
+    coalesce(c.input_messages, m.input_messages) AS input_messages,
+    coalesce(c.output_messages, m.output_messages) AS output_messages,
+    c.owner, c.service_name, c.date
+FROM calls AS c
+LEFT JOIN span_messages AS m ON m.trace_id = c.trace_id AND m.span_id = c.log_span"""
+
+
+def tool_calls_sql() -> str:
+    return f"""CREATE OR REPLACE VIEW tool_calls AS
+WITH {_agent_ctes('tool')}
+SELECT
+    c.trace_id, c.span_id,
+    c.agent,
+    c.tool_name, c.tool_call_id,
+    CASE WHEN c.status_code = 'error' THEN 'error' ELSE 'ok' END AS status,
+    c.duration_ms, c.error_message, c.start_time, c.date
+FROM calls AS c"""
+
+
+# --------------------------------------------------------------------------- runs
+# The root: the span without a parent, else (root not received yet) the earliest span.
+# One BIGINT orders both ways at once; arg_min on it is cheaper than on a (bool, ts) struct.
+_ROOT_FIRST = "((s.parent_span_id IS NOT NULL)::BIGINT << 60) + epoch_us(s.start_time)"
+# The run's agent in one pass: the root's agent_name, else the earliest agent span's, else
+# the root's service.name (rank in the top bits, then time).
+_AGENT_RANK = """((CASE WHEN s.parent_span_id IS NULL AND s.agent_name IS NOT NULL THEN 0
+                WHEN s.span_type = 'agent' AND s.agent_name IS NOT NULL THEN 1
+                WHEN s.parent_span_id IS NULL THEN 2 ELSE 3 END)::BIGINT << 60)
+             + epoch_us(s.start_time)"""
+
+AGENT_RUNS_SQL = f"""CREATE OR REPLACE VIEW agent_runs AS
+WITH per_trace AS (
+    -- one aggregate per root field (not one struct), so unused ones are pruned
+    SELECT
+        s.trace_id,
+        arg_min(coalesce(s.agent_name, s.service_name), {_AGENT_RANK}) AS agent,
+        arg_min(s.name, {_ROOT_FIRST}) AS root_name,
+        bool_or(s.status_code = 'error' AND (s.parent_span_id IS NULL OR s.span_type = 'agent')) AS errored,
+        arg_min(s.start_time, {_ROOT_FIRST}) AS start_time,
+        arg_min(s.duration_ms, {_ROOT_FIRST}) AS duration_ms,
+        sum(s.cost_usd) FILTER (WHERE s.span_type = 'llm') AS cost_usd,
+        CAST(sum(s.input_tokens) FILTER (WHERE s.span_type = 'llm') AS BIGINT) AS input_tokens,
+        CAST(sum(s.output_tokens) FILTER (WHERE s.span_type = 'llm') AS BIGINT) AS output_tokens,
+        count(*) FILTER (WHERE s.span_type = 'llm') AS llm_calls,
+        count(*) FILTER (WHERE s.span_type = 'tool') AS tool_calls,
+        count(*) FILTER (WHERE s.span_type IN ('llm', 'agent', 'tool')) AS genai_spans,
+        arg_min(s.input_messages, {_ROOT_FIRST}) AS root_input,
+        arg_min(s.output_messages, {_ROOT_FIRST}) AS root_output,
+        arg_min(s.owner, {_ROOT_FIRST}) AS owner,
+        arg_min(s.service_name, {_ROOT_FIRST}) AS service_name,
+        arg_min(s.date, {_ROOT_FIRST}) AS date
+    FROM spans AS s
+    GROUP BY s.trace_id
+),
+llm_io AS (
+    SELECT trace_id,
+           arg_min(input_messages, start_time) AS first_input,
+           arg_max(output_messages, start_time) AS last_output
+    FROM llm_calls
+    GROUP BY trace_id
+)
+SELECT
+    t.trace_id, t.agent, t.root_name,
+    CASE WHEN t.errored THEN 'error' ELSE 'ok' END AS status,
+    t.start_time, t.duration_ms,
+    t.cost_usd, t.input_tokens, t.output_tokens, t.llm_calls, t.tool_calls,
+    coalesce(t.root_input, io.first_input) AS input,
+    coalesce(t.root_output, io.last_output) AS output,
+    t.owner, t.service_name, t.date
+FROM per_trace AS t
+-- one row per trace_id: DuckDB drops this join unless input/output are selected
+LEFT JOIN llm_io AS io ON io.trace_id = t.trace_id
+WHERE t.genai_spans > 0"""
+
+
+
+def view_names() -> tuple[str, ...]:
+    """Every view: ``VIEW_NAMES`` and one per derived table."""
+    return (*VIEW_NAMES, *(t.name for t in tables(DERIVED)))
+
+
+def view_ddl(lake_root: str | Path) -> list[str]:
+    """CREATE VIEW statements, dependencies first."""
+    return [
+        *(view_sql(lake_root, t) for t in tables()),
+        span_messages_sql(lake_root),
+        SPAN_AGENTS_SQL,
+        llm_calls_sql(),
+        tool_calls_sql(),
+        AGENT_RUNS_SQL,
+        bench_results_sql(),
+        bench_tests_sql(),
+    ]
+
+
+def print_views(lake_root: str | Path) -> str:
+    """The views as a script for the ``duckdb`` CLI: ``otelbench sql --print-views | duckdb``."""
+    header = f"-- otelbench views over the lake at {Path(lake_root).absolute()}\n\n"
+    return header + "".join(stmt + ";\n\n" for stmt in view_ddl(lake_root))
+
