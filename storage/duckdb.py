@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +57,8 @@ if TYPE_CHECKING:
 
 _R = TypeVar("_R")
 _ARROW_BATCH_ROWS = 8192
+_VANISHED_RETRIES = 3
+_VANISHED = re.compile(r'Cannot open file "(?P<path>[^"]+)": No such file or directory')
 
 Params = Sequence[Any] | Mapping[str, Any] | None
 
@@ -194,25 +197,44 @@ class Gateway:
 
     def _run(self, sql: str, max_rows: int | None, timeout_s: float | None,
              fetch: Callable[[duckdb.DuckDBPyConnection, int | None], _R]) -> _R:
-        """Check ``sql``, then ``fetch(cursor, row limit)`` (which runs it) under the time limit."""
+        """Check ``sql``, then ``fetch(cursor, row limit)`` (which runs it) under the time limit.
+
+        A query that finds a lake file gone is run again (up to ``_VANISHED_RETRIES``
+        times, within the same time limit): DuckDB lists a view's files when the query
+        starts, and compaction deletes the files it merged — after publishing their
+        merge, so the next run reads that instead. Without this a reader during
+        compaction failed now and then with "Cannot open file" (tests/storage/test_duckdb.py).
+        """
         self.check(sql)
         max_rows = DEFAULT_MAX_ROWS if max_rows is DEFAULT else max_rows
         timeout_s = DEFAULT_TIMEOUT_S if timeout_s is DEFAULT else timeout_s
-        with self._lock:
-            cur = self._con.cursor()
-        timer = threading.Timer(timeout_s, cur.interrupt) if timeout_s else None
-        try:
-            if timer is not None:
-                timer.start()
-            return fetch(cur, max_rows)
-        except duckdb.InterruptException as exc:
-            raise QueryError(f"query timed out after {timeout_s:g} s", "timeout") from exc
-        except duckdb.Error as exc:
-            raise QueryError(_message(exc)) from exc
-        finally:
-            if timer is not None:
-                timer.cancel()
-            cur.close()
+        deadline = None if not timeout_s else time.monotonic() + timeout_s
+        for attempt in range(_VANISHED_RETRIES + 1):
+            with self._lock:
+                cur = self._con.cursor()
+            left = None if deadline is None else max(deadline - time.monotonic(), 0.001)
+            timer = threading.Timer(left, cur.interrupt) if left is not None else None
+            try:
+                if timer is not None:
+                    timer.start()
+                return fetch(cur, max_rows)
+            except duckdb.InterruptException as exc:
+                raise QueryError(f"query timed out after {timeout_s:g} s", "timeout") from exc
+            except duckdb.IOException as exc:
+                if attempt == _VANISHED_RETRIES or not self._vanished(exc):
+                    raise QueryError(_message(exc)) from exc
+            except duckdb.Error as exc:
+                raise QueryError(_message(exc)) from exc
+            finally:
+                if timer is not None:
+                    timer.cancel()
+                cur.close()
+        raise AssertionError("unreachable")
+
+    def _vanished(self, exc: duckdb.IOException) -> bool:
+        """A lake file that was listed, then deleted before it was read."""
+        found = _VANISHED.search(str(exc))
+        return found is not None and found["path"].startswith(f"{self.root}/")
 
     def close(self) -> None:
         self._con.close()

@@ -243,3 +243,33 @@ def test_arrow_and_polars_are_locked_down_too(gw: Gateway, tmp_path: Path) -> No
         gw.polars("SELECT * FROM read_csv('/etc/passwd')")
     with pytest.raises(QueryError, match="timed out"):
         gw.arrow("SELECT count(*) FROM range(1000000000000) a", timeout_s=0.2)
+
+
+def test_a_reader_during_compaction_never_fails(lake: Lake) -> None:
+    """Compaction deletes the files it merged (after publishing the merge) while a query
+    that listed them may still be about to read them: the gateway runs it again."""
+    errors: list[str] = []
+    done = threading.Event()
+    reads = 0
+
+    def read() -> None:
+        nonlocal reads
+        with open_lake(lake.root) as g:
+            while not done.is_set():
+                try:
+                    g.query("SELECT count(*) FROM spans")
+                    reads += 1
+                except QueryError as exc:
+                    errors.append(str(exc))
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    n = 2
+    for _ in range(25):
+        for _ in range(8):
+            lake.write_batch(f"{n:04d}", batch(spans=[span(n, j) for j in range(20)]))
+            n += 1
+        lake.compact("spans", below_batch_id=f"{n:04d}", min_files=2)
+    done.set()
+    reader.join()
+    assert reads > 0 and errors == []
