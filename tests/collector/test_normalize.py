@@ -1,4 +1,4 @@
-"""collector.normalize: tables of OTLP input (real protobuf classes) → expected columns."""
+"""normalize.rows: tables of OTLP input (real protobuf classes) → expected columns."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 from opentelemetry.proto.metrics.v1 import metrics_pb2 as m
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
-from collector.normalize import normalize_logs, normalize_metrics, normalize_traces
-from collector.pricing import compute_cost
+from normalize.rows import normalize_logs, normalize_metrics, normalize_traces
+from normalize.pricing import compute_cost
 from storage.schema import LOGS, METRICS, SPANS
 
 TRACE = bytes.fromhex("5b8efff798038103d269b633813fc60c")

@@ -1,4 +1,4 @@
-"""collector.normalize_arrow against collector.normalize: the same rows, span by span.
+"""normalize.columnar against normalize.rows: the same rows, span by span.
 
 The reference (``normalize_traces`` on the decoded request) is the oracle for every
 case: the tables of tests/collector/test_normalize.py (harvested from their
@@ -27,10 +27,10 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
-from collector import normalize as ref
-from collector import arrow_attributes
-from collector.normalize import normalize_traces
-from collector.normalize_arrow import normalize_traces_arrow
+from normalize import rows as ref
+from normalize import columnar_attributes
+from normalize.rows import normalize_traces
+from normalize.columnar import normalize_traces_arrow
 from storage.schema import SPANS
 from tests.collector import test_normalize as tn
 from tests.otlp_payloads import agent_request
@@ -450,7 +450,7 @@ def test_fuzz(seed: int, wild: bool, layouts: str, monkeypatch: pytest.MonkeyPat
     the per-span reference. Attribute lists are JSON-encoded per shared layout (keys and
     value types) when a layout is common; "shared" makes every layout count as common."""
     if layouts == "shared":
-        monkeypatch.setattr(arrow_attributes, "_SHAPE_MIN", 1)
+        monkeypatch.setattr(columnar_attributes, "_SHAPE_MIN", 1)
     rng = random.Random(seed)
     requests = [_fuzz_request(rng, wild) for _ in range(4)]
     same_as_reference(*requests, owners=[rng.choice(["a", "b", None]) for _ in requests])
@@ -459,8 +459,8 @@ def test_fuzz(seed: int, wild: bool, layouts: str, monkeypatch: pytest.MonkeyPat
 def test_layout_hash_collisions_fall_back(monkeypatch: pytest.MonkeyPatch) -> None:
     """Lists are grouped by a hash of their layout; lists that collide (here: the hash
     made blind to key order) are checked and written one by one instead."""
-    monkeypatch.setattr(arrow_attributes, "_MIX2", np.uint64(0))
-    monkeypatch.setattr(arrow_attributes, "_SHAPE_MIN", 1)
+    monkeypatch.setattr(columnar_attributes, "_MIX2", np.uint64(0))
+    monkeypatch.setattr(columnar_attributes, "_SHAPE_MIN", 1)
     spans = [tn.make_span(attrs, span_id=bytes([i + 1]) * 8) for i, attrs in enumerate([
         {"a": "x", "b": 1, "gen_ai.operation.name": "chat"},
         {"b": 2, "a": "y", "gen_ai.operation.name": "chat"},

@@ -1,4 +1,4 @@
-"""collector.normalize on OTLP recorded from real instrumentations (tests/testdata/recorded).
+"""normalize.rows on OTLP recorded from real instrumentations (tests/testdata/recorded).
 
 Each recording is the same agent turn (scripts/record_fixtures.py): an ``invoke_agent
 weather_helper`` span around a plain chat, a streamed chat, a chat whose reply is a
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from collector.normalize import normalize_logs, normalize_metrics, normalize_traces
+from normalize.rows import normalize_logs, normalize_metrics, normalize_traces
 from storage.schema import LOGS, METRICS, SPANS
 from tests.testdata.loader import recorded
 

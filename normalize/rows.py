@@ -50,7 +50,7 @@ OpenLLMetry https://github.com/traceloop/openllmetry (opentelemetry-semantic-con
   (cache reads included); total = reported total, else input + output when both
   are known.
 - cost_usd: a reported cost (``gen_ai.usage.cost``, ``llm.cost.total``) →
-  cost_source "reported"; else priced from collector/prices.json with the
+  cost_source "reported"; else priced from normalize/prices.json with the
   response model (then the request model) → "computed"; else both None.
 - ttft_ms: ``gen_ai.server.time_to_first_token`` or
   ``gen_ai.response.time_to_first_chunk``, both in seconds (×1000); else the
@@ -63,8 +63,8 @@ OpenLLMetry https://github.com/traceloop/openllmetry (opentelemetry-semantic-con
 - error_type: ``error.type``, else the last ``exception`` event's
   ``exception.type``; error_message: the status message, else that event's
   ``exception.message``.
-- input/output messages: see ``collector.messages.span_messages`` for the source
-  order and ``collector.messages`` for the shape. A JSON string that already has
+- input/output messages: see ``normalize.messages.span_messages`` for the source
+  order and ``normalize.messages`` for the shape. A JSON string that already has
   the target shape is stored as sent (parsed to check, not re-serialized).
 
 Log records: event_name is ``LogRecord.event_name``, else the ``event.name``
@@ -91,9 +91,9 @@ from typing import Any
 
 import orjson
 
-from collector import messages as msgs
-from collector import pricing
-from collector.anyvalue import as_float, as_int, as_str, attributes, hex_id, micros, value
+from normalize import messages as msgs
+from normalize import pricing
+from normalize.anyvalue import as_float, as_int, as_str, attributes, hex_id, micros, value
 from storage.schema import LOGS, METRICS, SPANS
 
 _dumps = orjson.dumps
@@ -165,7 +165,7 @@ _SPAN_COLUMNS = [
 ]
 # Rows are built as positional tuples for speed: fail at import if the schema moved.
 if SPANS.columns != _SPAN_COLUMNS:  # pragma: no cover
-    raise ImportError("storage.schema.SPANS changed: update collector.normalize")
+    raise ImportError("storage.schema.SPANS changed: update normalize.rows")
 _AGENT_AT = _SPAN_COLUMNS.index("agent_name") - _SPAN_COLUMNS.index("span_type")  # in genai_fields's tuple
 
 

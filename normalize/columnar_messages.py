@@ -1,12 +1,12 @@
 """GenAI messages in bulk: the ``input_messages``, ``output_messages`` and
-``finish_reasons`` columns of ``collector.normalize_arrow``.
+``finish_reasons`` columns of ``normalize.columnar``.
 
 Messages come in three tiers. A ``gen_ai.input.messages`` / ``gen_ai.output.messages``
 string that a strict pattern proves to be JSON in the canonical GenAI shape is kept as
 sent, as the reference keeps it (``gen_ai.system_instructions`` made of text parts is
 prepended as a system message): vectorized, the common case. Other values of those
 three keys (structured AnyValues, old shapes, JSON the pattern cannot vouch for) go
-through ``collector.messages.span_messages`` per span. Spans with any other message
+through ``normalize.messages.span_messages`` per span. Spans with any other message
 source (OpenLLMetry / OpenInference indexed attributes, message span events) are
 flagged for the reference's per-span ``genai_fields``.
 
@@ -21,16 +21,16 @@ import numpy as np
 import orjson
 import polars as pl
 
-from collector import messages as msgs
-from collector import normalize as ref
-from collector.arrow_attributes import KV, K_NONE, K_STR, index, json_str
+from normalize import messages as msgs
+from normalize import rows as ref
+from normalize.columnar_attributes import KV, K_NONE, K_STR, index, json_str
 
 _MSG_FAST = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions")
 _MSG_OTHER = msgs.MESSAGE_KEYS - set(_MSG_FAST)
 
 
 # A conservative grammar of "JSON that orjson parses into canonical GenAI messages"
-# (collector.messages.message returns every message unchanged): what it accepts, the
+# (normalize.messages.message returns every message unchanged): what it accepts, the
 # reference stores verbatim; anything else takes the Python tier. Numbers are bounded
 # so that none overflows a double (orjson rejects those), \u escapes exclude surrogates
 # (orjson rejects lone ones), and the only message keys besides role and parts are
@@ -51,7 +51,7 @@ _PARTS = rf'"parts"{_WS}:{_WS}\[{_WS}(?:{_PART}(?:{_SEP}{_PART})*{_WS})?\]'
 _MESSAGE = (rf"\{{{_WS}(?:{_EXTRA}{_SEP})*(?:{_ROLE}(?:{_SEP}{_EXTRA})*{_SEP}{_PARTS}"
             rf"|{_PARTS}(?:{_SEP}{_EXTRA})*{_SEP}{_ROLE})(?:{_SEP}{_EXTRA})*{_WS}\}}")
 MESSAGES_RX = rf"^\[{_WS}{_MESSAGE}(?:{_SEP}{_MESSAGE})*{_WS}\]{_WS}$"
-# system instructions made of parts that collector.messages.part keeps as they are
+# system instructions made of parts that normalize.messages.part keeps as they are
 _TEXT_PART = (rf'\{{{_WS}(?:"type"{_WS}:{_WS}"text"{_SEP}"content"{_WS}:{_WS}{_VALUE}'
               rf'|"content"{_WS}:{_WS}{_VALUE}{_SEP}"type"{_WS}:{_WS}"text"){_WS}\}}')
 SYSTEM_RX = rf"^\[{_WS}{_TEXT_PART}(?:{_SEP}{_TEXT_PART})*{_WS}\]{_WS}$"

@@ -1,4 +1,4 @@
-"""OTLP trace requests → the spans table in bulk: the columnar twin of ``collector.normalize``.
+"""OTLP trace requests → the spans table in bulk: the columnar twin of ``normalize.rows``.
 
 ``normalize_traces_arrow(payloads, owners)`` takes serialized
 ``ExportTraceServiceRequest`` messages, one owner each, and returns a ``pyarrow.Table``
@@ -8,7 +8,7 @@ with exactly ``storage.schema.SPANS.schema`` whose rows are, in order, those of
 decode raises ``ValueError`` for the whole batch, where ``FromString`` raises
 ``DecodeError``.
 
-``collector.normalize`` stays the reference and the one statement of the rules: this
+``normalize.rows`` stays the reference and the one statement of the rules: this
 module and its parts import its alias table, maps and per-span functions, and compute
 the same columns for a whole batch at once:
 
@@ -16,10 +16,10 @@ the same columns for a whole batch at once:
    scope → span and each key-value list into long columns.
 2. The core OTLP columns (ids, times, status, resource and scope) are polars
    expressions, here.
-3. ``collector.arrow_attributes``: key-value lists, their keys dictionary-encoded once,
+3. ``normalize.columnar_attributes``: key-value lists, their keys dictionary-encoded once,
    and the ``attributes``, ``events`` and ``links`` JSON columns.
-4. ``collector.arrow_genai``: the GenAI columns (aliases, coercion, operation / span
-   type / agent / tool, cost), with ``collector.arrow_messages`` for the messages.
+4. ``normalize.columnar_genai``: the GenAI columns (aliases, coercion, operation / span
+   type / agent / tool, cost), with ``normalize.columnar_messages`` for the messages.
    Spans it cannot vectorize take their GenAI columns from the reference's per-span
    ``genai_fields`` (here, ``_reference_rows``); the reference's final root-agent pass
    follows.
@@ -41,10 +41,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from collector import anyvalue
-from collector import normalize as ref
-from collector.arrow_attributes import KV, Events, links_json, parents, py_attrs
-from collector.arrow_genai import GENAI_COLUMNS, genai_columns
+from normalize import anyvalue
+from normalize import rows as ref
+from normalize.columnar_attributes import KV, Events, links_json, parents, py_attrs
+from normalize.columnar_genai import GENAI_COLUMNS, genai_columns
 from storage.schema import SPANS
 
 # -- the entry point ---------------------------------------------------------------------

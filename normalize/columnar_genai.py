@@ -1,13 +1,13 @@
-"""The GenAI columns in bulk: ``collector.normalize.genai_fields`` for a whole batch.
+"""The GenAI columns in bulk: ``normalize.rows.genai_fields`` for a whole batch.
 
-Part of ``collector.normalize_arrow``. Alias resolution (the best-ranked alias of each
+Part of ``normalize.columnar``. Alias resolution (the best-ranked alias of each
 field in ``normalize.ALIASES`` that coerces as ``normalize.COERCE`` says), coercion,
 the operation / span-type / agent / tool rules, cost (prices looked up once per
 distinct model) and the event-derived fields (time to first token, exception) are
 numpy and polars expressions. Python runs only for values of an unusual type (a
 numeric string token count, a double named as a model...), through
-``collector.anyvalue``'s own converters. The message columns come from
-``collector.arrow_messages``; ``genai_columns`` also names the spans whose columns must
+``normalize.anyvalue``'s own converters. The message columns come from
+``normalize.columnar_messages``; ``genai_columns`` also names the spans whose columns must
 come from the reference instead.
 """
 
@@ -19,12 +19,12 @@ import numpy as np
 import polars as pl
 import pyarrow.compute as pc
 
-from collector import anyvalue, pricing
-from collector import messages as msgs
-from collector import normalize as ref
-from collector.arrow_attributes import (KV, K_BYTES, K_DOUBLE, K_INT, K_NONE, K_STR, K_STRINDEX, Events,
+from normalize import anyvalue, pricing
+from normalize import messages as msgs
+from normalize import rows as ref
+from normalize.columnar_attributes import (KV, K_BYTES, K_DOUBLE, K_INT, K_NONE, K_STR, K_STRINDEX, Events,
                                         first_of_runs, index, last_of_runs)
-from collector.arrow_messages import finish_reasons, message_columns
+from normalize.columnar_messages import finish_reasons, message_columns
 from storage.schema import SPANS
 
 # -- the reference's tables, indexed for lookups by number ------------------------------
@@ -40,7 +40,7 @@ _CONVERTER = {_STR: anyvalue.as_str, _INT: anyvalue.as_int, _FLOAT: anyvalue.as_
 _SLOT_KIND = np.array([{None: _RAW, **{f: k for k, f in _CONVERTER.items()}}[ref.COERCE[f][1]] for f in _FIELDS],
                       np.int8)
 
-# span events that carry messages (collector.messages._from_events)
+# span events that carry messages (normalize.messages._from_events)
 _MSG_EVENTS = ["gen_ai.content.prompt", "gen_ai.content.completion", msgs.CHOICE_EVENT, *msgs.ROLE_EVENTS]
 _EXCEPTION_KEYS = {"exception.type": 0, "exception.message": 1}
 GENAI_COLUMNS = SPANS.columns[SPANS.columns.index("span_type"):]

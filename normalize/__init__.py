@@ -1,0 +1,1 @@
+"""OTLP → the lake's rows."""
