@@ -8,9 +8,10 @@ with exactly ``storage.schema.SPANS.schema`` whose rows are, in order, those of
 decode raises ``ValueError`` for the whole batch, where ``FromString`` raises
 ``DecodeError``.
 
-``normalize.rows`` stays the reference and the one statement of the rules: this
-module and its parts import its alias table, maps and per-span functions, and compute
-the same columns for a whole batch at once:
+``normalize.rows`` is the reference (the oracle this path is tested against) and
+``normalize.conventions`` the one statement of the rules: this module and its parts
+compile the conventions' tables into expressions, and compute the same columns as the
+reference for a whole batch at once:
 
 1. ptars decodes every request to Arrow (nested lists); pyarrow flattens resource →
    scope → span and each key-value list into long columns.
@@ -42,6 +43,7 @@ import pyarrow.compute as pc
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from normalize import anyvalue
+from normalize import conventions as cv
 from normalize import rows as ref
 from normalize.columnar_attributes import KV, Events, links_json, parents, py_attrs
 from normalize.columnar_genai import GENAI_COLUMNS, genai_columns
@@ -162,13 +164,13 @@ def _core_exprs() -> list[pl.Expr]:
         c("span").bin.encode("hex").alias("span_id"),
         pl.when(parent_hex.str.strip_chars("0") != "").then(parent_hex).alias("parent_span_id"),  # empty, zero: root
         pl.when(c("ts") != "").then(c("ts")).alias("trace_state"),
-        c("kind").replace_strict(ref.KIND_NAMES, default="unspecified", return_dtype=pl.String),
+        c("kind").replace_strict(cv.KIND_NAMES, default="unspecified", return_dtype=pl.String),
         pl.when(c("sn") != "").then(c("sn")).alias("scope_name"),
         pl.when(c("sv") != "").then(c("sv")).alias("scope_version"),
         (c("start") // 1000).cast(pl.Int64).cast(pl.Datetime("us", "UTC")).alias("start_time"),
         (c("end") // 1000).cast(pl.Int64).cast(pl.Datetime("us", "UTC")).alias("end_time"),
         (c("end").cast(pl.Int128) - c("start").cast(pl.Int128)).cast(pl.Float64).alias("_ns"),
-        c("code").fill_null(0).replace_strict(ref.STATUS_NAMES, default="unset", return_dtype=pl.String)
+        c("code").fill_null(0).replace_strict(cv.STATUS_NAMES, default="unset", return_dtype=pl.String)
         .alias("status_code"),
         pl.when(c("msg") != "").then(c("msg")).alias("status_message"),
         *(c(f"dropped_{x}_count").cast(pl.Int64) for x in ("attributes", "events", "links")),

@@ -21,8 +21,8 @@ import numpy as np
 import orjson
 import polars as pl
 
+from normalize import conventions as cv
 from normalize import messages as msgs
-from normalize import rows as ref
 from normalize.columnar_attributes import KV, K_NONE, K_STR, index, json_str
 
 _MSG_FAST = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions")
@@ -119,7 +119,7 @@ def message_columns(kv: KV, message_events: np.ndarray) -> tuple[pl.DataFrame, n
 
 def finish_reasons(kv: KV, finish_row: pl.Series, output: pl.Series, outputs: dict[int, Any]) -> pl.Series:
     """A plain string value → [it], vectorized; a list, a JSON-looking string, or no
-    usable value but output messages → the reference's ``resolve_finish_reasons``."""
+    usable value but output messages → ``conventions.finish_reasons``, as the reference does."""
     n = kv.n
     has = finish_row.is_not_null()
     rows = finish_row.fill_null(0)
@@ -139,6 +139,6 @@ def finish_reasons(kv: KV, finish_row: pl.Series, output: pl.Series, outputs: di
         values = kv.py_list(np.array([0 if r is None else r for r in found], np.int64))
         for i, r, v, o in zip(odd_rows, found, values, output.gather(odd_rows).to_list()):
             out = outputs[i] if i in outputs else None if o is None else orjson.loads(o)
-            full[i] = ref.resolve_finish_reasons(None if r is None else v, {}, out)
+            full[i] = cv.finish_reasons(None if r is None else v, {}, out)
         result = pl.select(pl.when(odd).then(pl.Series(full, dtype=pl.List(pl.String))).otherwise(result)).to_series()
     return result

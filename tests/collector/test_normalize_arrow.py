@@ -27,6 +27,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
+from normalize import conventions
 from normalize import rows as ref
 from normalize import columnar_attributes
 from normalize.rows import normalize_traces
@@ -263,7 +264,7 @@ def test_canonical_messages_stay_vectorized(monkeypatch: pytest.MonkeyPatch) -> 
 
 # -- fuzz ------------------------------------------------------------------------------
 
-_ALIAS_KEYS = [k for keys in ref.ALIASES.values() for k in keys]
+_ALIAS_KEYS = [k for keys in conventions.ALIASES.values() for k in keys]
 _MESSAGE_KEYS = ["gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
                  "gen_ai.prompt", "gen_ai.completion", "input.value", "output.value", "input.mime_type",
                  "gen_ai.prompt.0.role", "gen_ai.prompt.0.content", "gen_ai.completion.0.finish_reason",
