@@ -40,7 +40,7 @@ _CONVERTER = {_STR: anyvalue.as_str, _INT: anyvalue.as_int, _FLOAT: anyvalue.as_
 _SLOT_KIND = np.array([{None: _RAW, **{f: k for k, f in _CONVERTER.items()}}[cv.COERCE[f][1]] for f in _FIELDS],
                       np.int8)
 
-# span events that carry messages (normalize.messages._from_events)
+# span events that carry messages (normalize.message_sources._from_events)
 _MSG_EVENTS = ["gen_ai.content.prompt", "gen_ai.content.completion", msgs.CHOICE_EVENT, *msgs.ROLE_EVENTS]
 _EXCEPTION_KEYS = {"exception.type": 0, "exception.message": 1}  # of the last exception event
 GENAI_COLUMNS = SPANS.columns[SPANS.columns.index("span_type"):]

@@ -6,7 +6,7 @@ string that a strict pattern proves to be JSON in the canonical GenAI shape is k
 sent, as the reference keeps it (``gen_ai.system_instructions`` made of text parts is
 prepended as a system message): vectorized, the common case. Other values of those
 three keys (structured AnyValues, old shapes, JSON the pattern cannot vouch for) go
-through ``normalize.messages.span_messages`` per span. Spans with any other message
+through ``normalize.message_sources.span_messages`` per span. Spans with any other message
 source (OpenLLMetry / OpenInference indexed attributes, message span events) are
 flagged for the reference's per-span ``genai_fields``.
 
@@ -22,11 +22,12 @@ import orjson
 import polars as pl
 
 from normalize import conventions as cv
+from normalize import message_sources as sources
 from normalize import messages as msgs
 from normalize.columnar_attributes import KV, K_NONE, K_STR, index, json_str
 
 _MSG_FAST = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions")
-_MSG_OTHER = msgs.MESSAGE_KEYS - set(_MSG_FAST)
+_MSG_OTHER = sources.MESSAGE_KEYS - set(_MSG_FAST)
 
 
 # A conservative grammar of "JSON that orjson parses into canonical GenAI messages"
@@ -108,7 +109,7 @@ def message_columns(kv: KV, message_events: np.ndarray) -> tuple[pl.DataFrame, n
         ins, outs = [], []
         for j, i in enumerate(in_python.tolist()):
             attrs = {key: values[name][j] for key, name in zip(_MSG_FAST, names) if rows[name][i] >= 0}
-            inp, out = msgs.span_messages(attrs, [])
+            inp, out = sources.span_messages(attrs, [])
             ins.append(msgs.dump(inp))
             outs.append(msgs.dump(out))
             outputs[i] = out

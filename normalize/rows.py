@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 
 from normalize import conventions as cv
+from normalize import message_sources as sources
 from normalize import messages as msgs
 from normalize import pricing
 from normalize.anyvalue import as_str, attributes, hex_id, micros, value
@@ -143,8 +144,8 @@ def genai_fields(attrs: dict[str, Any], name: str, events: list, start: int, ser
             error_message = error_message or as_str(exc.get("exception.message"))
 
     inp = out = None
-    if events or not msgs.MESSAGE_KEYS.isdisjoint(attrs):
-        inp, out = msgs.span_messages(attrs, events)
+    if events or not sources.MESSAGE_KEYS.isdisjoint(attrs):
+        inp, out = sources.span_messages(attrs, events)
     # error.type, session.id & co. alone do not make a span GenAI; a convention marker does.
     is_genai = (span_type != "other" or op is not None or provider is not None
                 or oi_kind is not None or tl_kind is not None or in_tok is not None)
@@ -233,7 +234,7 @@ def normalize_logs(req: Any, owner: str | None) -> dict[str, list]:
                 # LogRecord.event_name exists from OTLP 1.5; older clients use the attribute.
                 event_name = getattr(rec, "event_name", "") or as_str(attrs.get("event.name"))
                 body = value(rec.body) if rec.HasField("body") else None
-                direction, messages = msgs.log_messages(event_name, body, attrs)
+                direction, messages = sources.log_messages(event_name, body, attrs)
                 observed = micros(rec.observed_time_unix_nano)
                 rows.append((
                     micros(rec.time_unix_nano) or observed, observed,

@@ -1,0 +1,262 @@
+"""Where a span or a log record keeps its messages, in every convention → messages.
+
+``span_messages`` finds a span's input and output messages in the first source
+present (its docstring has the order), ``log_messages`` those of a GenAI log event;
+``MESSAGE_KEYS`` lets callers skip spans that have none. The sources besides the
+current ``gen_ai.input.messages`` / ``gen_ai.output.messages``:
+
+- OpenLLMetry indexed attributes ``gen_ai.prompt.{i}.role/content/tool_call_id/
+  tool_calls.{j}.id|name|arguments`` and ``gen_ai.completion.{i}...finish_reason``
+  (https://github.com/traceloop/openllmetry, packages/opentelemetry-semantic-conventions-ai);
+- OpenInference indexed attributes ``llm.input_messages.{i}.message.role/content/
+  contents.{j}.message_content.type|text|image.image.url/tool_calls.{j}.tool_call.
+  id|function.name|function.arguments/tool_call_id`` and ``input.value`` /
+  ``output.value`` (https://github.com/Arize-ai/openinference, spec/semantic_conventions.md);
+- span events ``gen_ai.content.prompt`` / ``gen_ai.content.completion`` and the older
+  ``gen_ai.{system,user,assistant,tool}.message`` / ``gen_ai.choice`` events
+  (https://opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-events/).
+
+Each message found is converted to the one shape by ``normalize.messages``. Pure:
+plain Python values in, plain Python values out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from normalize.messages import (CHOICE_EVENT, DETAILS_EVENT, ROLE_EVENTS, Message, choice, from_value, maybe_json,
+                                message, role_event, system_message, text)
+
+# -- indexed (flattened) attributes ---------------------------------------------------
+
+
+def _indexed(attrs: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
+    """``{prefix}{i}.{rest}`` keys → list (ordered by i) of ``{rest: value}``."""
+    n = len(prefix)
+    groups: dict[int, dict[str, Any]] = {}
+    for k, v in attrs.items():
+        if k.startswith(prefix):
+            idx, _, rest = k[n:].partition(".")
+            if idx.isdigit():
+                groups.setdefault(int(idx), {})[rest] = v
+    return [groups[i] for i in sorted(groups)]
+
+
+def _openllmetry_parts(content: Any) -> Any:
+    # OpenLLMetry serializes multi-part content as a JSON array of typed parts.
+    parsed = maybe_json(content)
+    if isinstance(parsed, list) and all(isinstance(p, dict) and "type" in p for p in parsed):
+        return parsed
+    return content
+
+
+def openllmetry(attrs: dict[str, Any], prefix: str, role: str) -> list[Message] | None:
+    """``gen_ai.prompt.{i}.*`` / ``gen_ai.completion.{i}.*`` → messages."""
+    out = []
+    for d in _indexed(attrs, prefix):
+        m: dict[str, Any] = {"role": d.get("role") or role}
+        if "content" in d:
+            m["content"] = _openllmetry_parts(d["content"])
+        for key in ("tool_call_id", "finish_reason", "name"):
+            if key in d:
+                m[key] = d[key]
+        calls = _indexed(d, "tool_calls.")
+        if calls:
+            m["tool_calls"] = [{"id": c.get("id"), "function": c} for c in calls]
+        if "function_call.name" in d:
+            m["function_call"] = {"name": d["function_call.name"],
+                                  "arguments": d.get("function_call.arguments")}
+        out.append(message(m, role))
+    return out or None
+
+
+def _oi_content(c: dict[str, Any]) -> dict[str, Any]:
+    t = c.get("message_content.type", "text")
+    if t == "text":
+        return text(c.get("message_content.text"))
+    if t == "image":
+        return {"type": "uri", "modality": "image", "uri": c.get("message_content.image.image.url")}
+    return {"type": t, **{k.removeprefix("message_content."): v for k, v in c.items()}}
+
+
+def openinference(attrs: dict[str, Any], prefix: str, role: str) -> list[Message] | None:
+    """``llm.input_messages.{i}.message.*`` / ``llm.output_messages.{i}.message.*`` → messages."""
+    out = []
+    for d in _indexed(attrs, prefix):
+        r = d.get("message.role") or role
+        parts: list[dict[str, Any]] = []
+        content = d.get("message.content")
+        call_id = d.get("message.tool_call_id")
+        if content is not None:
+            if r == "tool":
+                parts.append({"type": "tool_call_response", "id": call_id, "response": content})
+            else:
+                parts.append(text(content))
+        parts.extend(_oi_content(c) for c in _indexed(d, "message.contents."))
+        n_parts = len(parts)
+        for c in _indexed(d, "message.tool_calls."):
+            parts.append({"type": "tool_call", "id": c.get("tool_call.id"),
+                          "name": c.get("tool_call.function.name"),
+                          "arguments": c.get("tool_call.function.arguments")})
+        if "message.function_call_name" in d and len(parts) == n_parts:  # legacy; tool_calls win
+            parts.append({"type": "tool_call", "id": None, "name": d["message.function_call_name"],
+                          "arguments": d.get("message.function_call_arguments_json")})
+        m: Message = {"role": r, "parts": parts}
+        if d.get("message.name"):
+            m["name"] = d["message.name"]
+        out.append(m)
+    return out or None
+
+
+def io_value(v: Any, mime: Any, role: str) -> list[Message] | None:
+    """OpenInference ``input.value`` / ``output.value``.
+
+    JSON with a ``messages`` array (an OpenAI/Anthropic request) → those messages
+    (plus Anthropic's top-level ``system``); JSON with ``choices`` (an OpenAI
+    response) → the choices' messages; anything else → one text message holding
+    the value as sent.
+    """
+    if v is None or v == "":
+        return None
+    if mime == "application/json" or isinstance(v, (dict, list)):
+        doc = maybe_json(v)
+        if isinstance(doc, dict):
+            msgs = doc.get("messages")
+            if isinstance(msgs, list):
+                out = [message(m, role) for m in msgs]
+                system = doc.get("system")
+                if system:
+                    sm = system_message(system)
+                    if sm is not None:
+                        out.insert(0, sm)
+                return out or None
+            choices = doc.get("choices")
+            if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+                return [choice(c) for c in choices]
+    if not isinstance(v, str):
+        v = orjson.dumps(v).decode()
+    return [{"role": role, "parts": [text(v)]}]
+
+
+# -- where a span or a log record keeps its messages ----------------------------------
+
+_OLLM_IN = ("gen_ai.prompt.0.role", "gen_ai.prompt.0.content")
+_OLLM_OUT = ("gen_ai.completion.0.role", "gen_ai.completion.0.content",
+             "gen_ai.completion.0.finish_reason", "gen_ai.completion.0.tool_calls.0.name")
+_OI_IN = ("llm.input_messages.0.message.role", "llm.input_messages.0.message.content")
+_OI_OUT = ("llm.output_messages.0.message.role", "llm.output_messages.0.message.content")
+# A span carrying none of these keys (and no events) has no messages: callers skip
+# span_messages() for it, which keeps tool and plain spans cheap.
+MESSAGE_KEYS = frozenset({
+    "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
+    "gen_ai.prompt", "gen_ai.completion", "input.value", "output.value",
+    *_OLLM_IN, *_OLLM_OUT, *_OI_IN, *_OI_OUT,
+})
+
+
+def _has_any(attrs: dict[str, Any], keys: tuple[str, ...]) -> bool:
+    for k in keys:
+        if k in attrs:
+            return True
+    return False
+
+
+def _event_body(a: dict[str, Any]) -> Any:
+    # Span-event flavour of the message events: the log body serialized into
+    # `gen_ai.event.content`, or its fields spread over the event's attributes.
+    body = a.get("gen_ai.event.content")
+    return a if body is None else body
+
+
+def _from_events(events: list[dict[str, Any]]) -> tuple[list[Message] | None, list[Message] | None]:
+    prompt = completion = None
+    ins: list[Message] = []
+    outs: list[Message] = []
+    for e in events:
+        n = e["name"]
+        a = e["attributes"]
+        if n == "gen_ai.content.prompt":
+            prompt = from_value(a.get("gen_ai.prompt"), "user")
+        elif n == "gen_ai.content.completion":
+            completion = from_value(a.get("gen_ai.completion"), "assistant")
+        elif n in ROLE_EVENTS:
+            ins.append(role_event(n, _event_body(a)))
+        elif n == CHOICE_EVENT:
+            outs.append(choice(_event_body(a)))
+    return prompt or ins or None, completion or outs or None
+
+
+def span_messages(
+    attrs: dict[str, Any], events: list[dict[str, Any]]
+) -> tuple[list[Message] | None, list[Message] | None]:
+    """(input, output) messages of one span; each side takes the first source present:
+
+    1. ``gen_ai.input.messages`` (+ ``gen_ai.system_instructions`` as a leading
+       system message) / ``gen_ai.output.messages``;
+    2. span events ``gen_ai.content.prompt`` / ``gen_ai.content.completion``;
+    3. span events ``gen_ai.{system,user,assistant,tool}.message`` / ``gen_ai.choice``;
+    4. ``gen_ai.prompt`` / ``gen_ai.completion`` attributes, then OpenLLMetry's
+       indexed ``gen_ai.prompt.{i}.*`` / ``gen_ai.completion.{i}.*``;
+    5. OpenInference ``llm.input_messages.{i}.*`` / ``llm.output_messages.{i}.*``;
+    6. OpenInference ``input.value`` / ``output.value``.
+    """
+    g = attrs.get
+    inp = from_value(g("gen_ai.input.messages"), "user")
+    system = g("gen_ai.system_instructions")
+    if system is not None:
+        sm = system_message(system)
+        if sm is not None:
+            inp = [sm, *(inp or ())]
+    out = from_value(g("gen_ai.output.messages"), "assistant")
+    if inp is not None and out is not None:
+        return inp, out
+    if events:
+        ev_in, ev_out = _from_events(events)
+        inp = inp or ev_in
+        out = out or ev_out
+    if inp is None:
+        inp = from_value(g("gen_ai.prompt"), "user")
+        if inp is None and _has_any(attrs, _OLLM_IN):
+            inp = openllmetry(attrs, "gen_ai.prompt.", "user")
+        if inp is None and _has_any(attrs, _OI_IN):
+            inp = openinference(attrs, "llm.input_messages.", "user")
+        if inp is None:
+            inp = io_value(g("input.value"), g("input.mime_type"), "user")
+    if out is None:
+        out = from_value(g("gen_ai.completion"), "assistant")
+        if out is None and _has_any(attrs, _OLLM_OUT):
+            out = openllmetry(attrs, "gen_ai.completion.", "assistant")
+        if out is None and _has_any(attrs, _OI_OUT):
+            out = openinference(attrs, "llm.output_messages.", "assistant")
+        if out is None:
+            out = io_value(g("output.value"), g("output.mime_type"), "assistant")
+    return inp, out
+
+
+def log_messages(event_name: str | None, body: Any, attrs: dict[str, Any]) -> tuple[str | None, Any]:
+    """(message_direction, messages) of one log record; (None, None) for other events.
+
+    - ``gen_ai.{system,user,assistant,tool}.message`` → ``"input"``, ``[message]``
+    - ``gen_ai.choice`` → ``"output"``, ``[message with finish_reason]``
+    - ``gen_ai.client.inference.operation.details`` → ``"details"``,
+      ``{"input": [...] | None, "output": [...] | None}`` where ``input`` leads with
+      ``gen_ai.system_instructions`` as a system message, exactly like
+      ``spans.input_messages``.
+    """
+    if not event_name:
+        return None, None
+    if event_name in ROLE_EVENTS:
+        return "input", [role_event(event_name, body)]
+    if event_name == CHOICE_EVENT:
+        return "output", [choice(body)]
+    if event_name == DETAILS_EVENT:
+        # The spec puts the messages in attributes; accept them in a map body too.
+        src = attrs if ("gen_ai.input.messages" in attrs or "gen_ai.output.messages" in attrs
+                        or not isinstance(body, dict)) else body
+        inp, out = span_messages(
+            {k: src[k] for k in ("gen_ai.input.messages", "gen_ai.system_instructions",
+                                 "gen_ai.output.messages") if k in src}, [])
+        return "details", {"input": inp, "output": out}
+    return None, None
