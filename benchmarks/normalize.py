@@ -1,6 +1,6 @@
 """Normalization benchmark: µs per span, reference (per-span Python) vs the Arrow batch path.
 
-Builds realistic agent traffic (tests/otlp_payloads.agent_request: invoke_agent roots,
+Builds realistic agent traffic (otelbench.testing.otlp.agent_request: invoke_agent roots,
 chat spans with 0.5–2 KB canonical GenAI message JSON, execute_tool spans), serializes
 it as the write-ahead log holds it, and times both ways from serialized bytes to rows:
 
@@ -42,7 +42,7 @@ from collector.flusher import ALLOCATOR_ENV  # noqa: E402  (what the flusher wor
 
 
 def make_payloads(n_spans: int, per_request: int, seed: int) -> list[bytes]:
-    from tests.otlp_payloads import agent_request
+    from otelbench.testing.otlp import agent_request
 
     rng = random.Random(seed)
     agents = ["triage", "coder", "researcher", "planner"]

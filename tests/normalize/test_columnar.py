@@ -33,8 +33,8 @@ from normalize import columnar_attributes
 from normalize.rows import normalize_traces
 from normalize.columnar import normalize_traces_arrow
 from storage.schema import SPANS
-from tests.collector import test_normalize as tn
-from tests.otlp_payloads import agent_request
+from tests.normalize import test_rows as tn
+from otelbench.testing.otlp import agent_request
 from tests.testdata.loader import recorded
 
 JSON_COLUMNS = {"resource_attributes", "scope_attributes", "attributes", "events", "links",
