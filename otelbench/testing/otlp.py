@@ -1,32 +1,99 @@
-"""Builders for realistic OTLP requests (protobuf), shared by tests and benchmarks."""
+"""Builders of OTLP requests (real protobuf classes), for tests and benchmarks.
+
+- values: ``av`` (a Python value → ``AnyValue``), ``kv`` / ``kvs`` (→ ``KeyValue``s);
+- one span at a time, with fixed ids and times that tests compare against
+  (``TRACE``, ``SPAN_ID``, ``PARENT``, ``START``, ``END``, ``SERVICE``): ``make_span``,
+  ``event``, ``trace_request``;
+- realistic agent traffic: ``agent_trace`` (an ``invoke_agent`` root, chat spans with
+  0.5–2 KB of canonical GenAI message JSON, ``execute_tool`` spans), ``agent_request``;
+  and ``logs_request`` for log records.
+"""
 
 from __future__ import annotations
 
 import os
 import random
 import time
+from typing import Any
 
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyValue, KeyValueList
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
+
+TRACE = bytes.fromhex("5b8efff798038103d269b633813fc60c")
+SPAN_ID = bytes.fromhex("eee19b7ec3c1b174")
+PARENT = bytes.fromhex("eee19b7ec3c1b173")
+START = 1_700_000_000_123_456_789
+END = START + 1_500_000_000
+SERVICE = "triage-svc"
 
 _WORDS = "the agent reads the log file and finds an error in the payment service then retries the call".split()
 
 
-def kv(key: str, value) -> KeyValue:
-    if isinstance(value, bool):
-        v = AnyValue(bool_value=value)
-    elif isinstance(value, int):
-        v = AnyValue(int_value=value)
-    elif isinstance(value, float):
-        v = AnyValue(double_value=value)
-    else:
-        v = AnyValue(string_value=str(value))
-    return KeyValue(key=key, value=v)
+# -- values ------------------------------------------------------------------------------
 
 
-def text(rng: random.Random, n_bytes: int) -> str:
+def av(v: Any) -> AnyValue:
+    """A Python value → ``AnyValue``: None → unset, bytes → bytes_value, list → array,
+    dict → kvlist, anything else → its string."""
+    if v is None:
+        return AnyValue()
+    if isinstance(v, bool):
+        return AnyValue(bool_value=v)
+    if isinstance(v, int):
+        return AnyValue(int_value=v)
+    if isinstance(v, float):
+        return AnyValue(double_value=v)
+    if isinstance(v, bytes):
+        return AnyValue(bytes_value=v)
+    if isinstance(v, list):
+        return AnyValue(array_value=ArrayValue(values=[av(x) for x in v]))
+    if isinstance(v, dict):
+        return AnyValue(kvlist_value=KeyValueList(values=kvs(v)))
+    return AnyValue(string_value=str(v))
+
+
+def kv(key: str, value: Any) -> KeyValue:
+    return KeyValue(key=key, value=av(value))
+
+
+def kvs(d: dict[str, Any] | None) -> list[KeyValue]:
+    return [KeyValue(key=k, value=av(v)) for k, v in (d or {}).items()]
+
+
+# -- one span at a time -------------------------------------------------------------------
+
+
+def make_span(attrs: dict[str, Any] | None = None, *, name: str = "op", parent: bytes = PARENT,
+              trace: bytes = TRACE, span_id: bytes = SPAN_ID, events: list[Span.Event] = (),
+              status: Status | None = None, **kw: Any) -> Span:
+    """A span from ``START`` to ``END``; ``kw``: any other ``Span`` field."""
+    return Span(trace_id=trace, span_id=span_id, parent_span_id=parent, name=name,
+                start_time_unix_nano=START, end_time_unix_nano=END, attributes=kvs(attrs),
+                events=list(events), status=status, **kw)
+
+
+def event(name: str, attrs: dict[str, Any] | None = None, t: int = START + 1000) -> Span.Event:
+    return Span.Event(name=name, time_unix_nano=t, attributes=kvs(attrs))
+
+
+def trace_request(*spans: Span, resource: dict[str, Any] | None = None,
+                  scope: tuple[str, str] = ("test.scope", "1.0")) -> ExportTraceServiceRequest:
+    """One resource (by default ``service.name`` = ``SERVICE``), one scope, the spans."""
+    req = ExportTraceServiceRequest()
+    rs = req.resource_spans.add()
+    rs.resource.attributes.extend(kvs({"service.name": SERVICE} if resource is None else resource))
+    ss = rs.scope_spans.add()
+    ss.scope.name, ss.scope.version = scope
+    ss.spans.extend(spans)
+    return req
+
+
+# -- realistic traffic --------------------------------------------------------------------
+
+
+def _text(rng: random.Random, n_bytes: int) -> str:
     out: list[str] = []
     size = 0
     while size < n_bytes:
@@ -47,8 +114,8 @@ def agent_trace(rng: random.Random, *, agent: str, n_llm: int = 3, n_tools: int 
     children = []
     for i in range(n_llm):
         sid = os.urandom(8)
-        inp = text(rng, rng.randint(500, 2000))
-        out = text(rng, rng.randint(100, 600))
+        inp = _text(rng, rng.randint(500, 2000))
+        out = _text(rng, rng.randint(100, 600))
         attrs = [
             kv("gen_ai.operation.name", "chat"),
             kv("gen_ai.provider.name", "openai"),
@@ -85,24 +152,16 @@ def agent_trace(rng: random.Random, *, agent: str, n_llm: int = 3, n_tools: int 
     return spans
 
 
-def traces_request(spans: list[Span], service: str = "demo-agent") -> ExportTraceServiceRequest:
-    req = ExportTraceServiceRequest()
-    rs = req.resource_spans.add()
-    rs.resource.attributes.extend([kv("service.name", service), kv("telemetry.sdk.language", "python")])
-    ss = rs.scope_spans.add()
-    ss.scope.name = "otelbench.tests"
-    ss.spans.extend(spans)
-    return req
-
-
 def agent_request(rng: random.Random, n_spans: int, *, agent: str = "triage", service: str = "demo-agent") -> ExportTraceServiceRequest:
+    """``n_spans`` spans of whole agent runs (the last one cut short), from one service."""
     spans: list[Span] = []
     while len(spans) < n_spans:
         spans.extend(agent_trace(rng, agent=agent))
-    return traces_request(spans[:n_spans], service)
+    return trace_request(*spans[:n_spans], resource={"service.name": service, "telemetry.sdk.language": "python"},
+                         scope=("otelbench.tests", ""))
 
 
-def logs_request(records) -> ExportLogsServiceRequest:
+def logs_request(records: list[Any]) -> ExportLogsServiceRequest:
     req = ExportLogsServiceRequest()
     rl = req.resource_logs.add()
     rl.resource.attributes.append(kv("service.name", "demo-agent"))

@@ -1,0 +1,420 @@
+"""The tables of normalization cases: OTLP input → the columns expected.
+
+``test_rows.py`` checks the row path against the expected values of every table;
+``test_columnar.py`` runs the span of every case of ``SPAN_TABLES`` (below) through
+both paths and checks that they agree. A case added to a table is checked by both; a
+new table whose cases build a span goes into ``SPAN_TABLES`` too (``test_rows.py``
+fails until it does).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
+
+from otelbench.testing.otlp import PARENT, SERVICE, START, event
+
+# -- core fields -----------------------------------------------------------------------
+
+PARENT_IDS = [
+    (b"", None),
+    (b"\x00" * 8, None),
+    (bytes.fromhex("00000000000000ff"), "00000000000000ff"),
+    (bytes.fromhex("ABCDEF0123456789"), "abcdef0123456789"),
+]
+
+
+KINDS_AND_STATUSES = [
+    (Span.SPAN_KIND_UNSPECIFIED, Status.STATUS_CODE_UNSET, ("unspecified", "unset")),
+    (Span.SPAN_KIND_INTERNAL, Status.STATUS_CODE_OK, ("internal", "ok")),
+    (Span.SPAN_KIND_CLIENT, Status.STATUS_CODE_ERROR, ("client", "error")),
+    (Span.SPAN_KIND_PRODUCER, Status.STATUS_CODE_UNSET, ("producer", "unset")),
+    (Span.SPAN_KIND_CONSUMER, Status.STATUS_CODE_UNSET, ("consumer", "unset")),
+]
+
+
+# -- operation, span type, provider ----------------------------------------------------
+
+OPERATIONS = [
+    # (attributes, span name, operation, span_type)
+    ({"gen_ai.operation.name": "chat"}, "x", "chat", "llm"),
+    ({"gen_ai.operation.name": "generate_content"}, "x", "generate_content", "llm"),
+    ({"gen_ai.operation.name": "text_completion"}, "x", "text_completion", "llm"),
+    ({"gen_ai.operation.name": "embeddings"}, "x", "embeddings", "embedding"),
+    ({"gen_ai.operation.name": "retrieval"}, "x", "retrieval", "retrieval"),
+    ({"gen_ai.operation.name": "create_agent"}, "x", "create_agent", "agent"),
+    ({"gen_ai.operation.name": "invoke_workflow"}, "x", "invoke_workflow", "agent"),
+    ({"gen_ai.operation.name": "chat", "llm.request.type": "embedding"}, "x", "chat", "llm"),
+    # OpenLLMetry
+    ({"llm.request.type": "chat"}, "openai.chat", "chat", "llm"),
+    ({"llm.request.type": "completion"}, "x", "text_completion", "llm"),
+    ({"llm.request.type": "embedding"}, "x", "embeddings", "embedding"),
+    ({"traceloop.span.kind": "workflow"}, "x", "invoke_workflow", "agent"),
+    ({"traceloop.span.kind": "agent"}, "x", "invoke_agent", "agent"),
+    ({"traceloop.span.kind": "tool"}, "x", "execute_tool", "tool"),
+    ({"traceloop.span.kind": "task"}, "x", None, "other"),
+    # OpenInference
+    ({"openinference.span.kind": "LLM"}, "ChatCompletion", "chat", "llm"),
+    ({"openinference.span.kind": "EMBEDDING"}, "x", "embeddings", "embedding"),
+    ({"openinference.span.kind": "TOOL"}, "x", "execute_tool", "tool"),
+    ({"openinference.span.kind": "AGENT"}, "x", "invoke_agent", "agent"),
+    ({"openinference.span.kind": "RETRIEVER"}, "x", "retrieval", "retrieval"),
+    ({"openinference.span.kind": "RERANKER"}, "x", "rerank", "other"),
+    ({"openinference.span.kind": "CHAIN"}, "RunnableSequence", None, "other"),
+    ({"openinference.span.kind": "CHAIN"}, "AgentExecutor", "invoke_agent", "agent"),
+    ({"openinference.span.kind": "CHAIN", "agent.name": "a"}, "x", "invoke_agent", "agent"),
+    ({"openinference.span.kind": "GUARDRAIL"}, "x", None, "other"),
+    # span name
+    ({}, "chat gpt-4o", "chat", "llm"),
+    ({}, "execute_tool search", "execute_tool", "tool"),
+    ({}, "invoke_agent triage", "invoke_agent", "agent"),
+    ({}, "embeddings", "embeddings", "embedding"),
+    ({}, "text_completion m", "text_completion", "llm"),
+    ({}, "generate_content gemini", "generate_content", "llm"),
+    ({}, "create_agent a", "create_agent", "agent"),
+    ({}, "invoke_workflow w", "invoke_workflow", "agent"),
+    ({}, "chatter box", None, "other"),
+    # a model and no operation → llm
+    ({"gen_ai.request.model": "gpt-4o"}, "x", None, "llm"),
+    ({"llm.model_name": "gpt-4o"}, "x", None, "llm"),
+    ({}, "GET /", None, "other"),
+]
+
+
+PROVIDERS = [
+    ({"gen_ai.provider.name": "openai"}, "openai"),
+    ({"gen_ai.provider.name": "anthropic", "gen_ai.system": "openai"}, "anthropic"),
+    ({"gen_ai.system": "OpenAI"}, "openai"),
+    ({"gen_ai.system": "az.ai.inference"}, "azure.ai.inference"),
+    ({"gen_ai.system": "az.ai.openai"}, "azure.ai.openai"),
+    ({"gen_ai.system": "xai"}, "x_ai"),
+    ({"llm.provider": "anthropic", "llm.system": "openai"}, "anthropic"),
+    ({"llm.system": "openai"}, "openai"),
+    ({"gen_ai.provider.name": ""}, None),
+    ({}, None),
+]
+
+
+# -- models, tokens, cost --------------------------------------------------------------
+
+USAGE = [
+    # current GenAI semconv
+    ({"gen_ai.usage.input_tokens": 100, "gen_ai.usage.output_tokens": 20,
+      "gen_ai.usage.cache_read.input_tokens": 80, "gen_ai.usage.cache_creation.input_tokens": 10,
+      "gen_ai.usage.reasoning.output_tokens": 5},
+     (100, 20, 120, 80, 10, 5)),
+    # deprecated (before v1.27) names and OpenLLMetry's cache/total names
+    ({"gen_ai.usage.prompt_tokens": 100, "gen_ai.usage.completion_tokens": 20,
+      "llm.usage.total_tokens": 125, "gen_ai.usage.cache_read_input_tokens": 7,
+      "gen_ai.usage.cache_creation_input_tokens": 3, "gen_ai.usage.reasoning_tokens": 4},
+     (100, 20, 125, 7, 3, 4)),
+    # OpenInference
+    ({"llm.token_count.prompt": 26, "llm.token_count.completion": 11, "llm.token_count.total": 37,
+      "llm.token_count.prompt_details.cache_read": 6, "llm.token_count.prompt_details.cache_write": 2,
+      "llm.token_count.completion_details.reasoning": 1},
+     (26, 11, 37, 6, 2, 1)),
+    # the current name wins over a deprecated one
+    ({"gen_ai.usage.prompt_tokens": 1, "gen_ai.usage.input_tokens": 2}, (2, None, None, None, None, None)),
+    # coercion: double, numeric strings; junk and bools are dropped
+    ({"gen_ai.usage.input_tokens": 12.0, "gen_ai.usage.output_tokens": "7"}, (12, 7, 19, None, None, None)),
+    ({"gen_ai.usage.input_tokens": "12.0", "gen_ai.usage.output_tokens": True},
+     (12, None, None, None, None, None)),
+    ({"gen_ai.usage.input_tokens": "many", "llm.token_count.prompt": 5}, (5, None, None, None, None, None)),
+    ({"gen_ai.usage.input_tokens": 0, "gen_ai.usage.output_tokens": 0}, (0, 0, 0, None, None, None)),
+    ({}, (None,) * 6),
+]
+
+
+MODELS = [
+    ({"gen_ai.request.model": "gpt-4o", "gen_ai.response.model": "gpt-4o-2024-08-06"},
+     ("gpt-4o", "gpt-4o-2024-08-06")),
+    ({"llm.request.model_name": "a", "llm.response.model_name": "b"}, ("a", "b")),
+    ({"llm.model_name": "m"}, ("m", None)),
+    ({"embedding.model_name": "text-embedding-3-small"}, ("text-embedding-3-small", None)),
+    ({"gen_ai.request.model": 4}, ("4", None)),
+]
+
+
+_GPT4O = {"gen_ai.request.model": "gpt-4o", "gen_ai.usage.input_tokens": 1000,
+          "gen_ai.usage.output_tokens": 100}
+
+COSTS = [
+    ({**_GPT4O, "gen_ai.usage.cost": 0.5}, 0.5, "reported"),
+    ({**_GPT4O, "llm.cost.total": "0.25"}, 0.25, "reported"),
+    ({"gen_ai.usage.cost": 0.0}, 0.0, "reported"),
+    (_GPT4O, (1000 * 2.5 + 100 * 10) / 1e6, "computed"),
+    ({**_GPT4O, "gen_ai.usage.cache_read.input_tokens": 800},
+     (200 * 2.5 + 800 * 1.25 + 100 * 10) / 1e6, "computed"),
+    # the response model is priced first
+    ({**_GPT4O, "gen_ai.response.model": "gpt-4o-mini-2024-07-18"}, (1000 * 0.15 + 100 * 0.6) / 1e6,
+     "computed"),
+    # an unknown response model falls back to the request model
+    ({**_GPT4O, "gen_ai.response.model": "my-deployment"}, (1000 * 2.5 + 100 * 10) / 1e6, "computed"),
+    ({**_GPT4O, "gen_ai.request.model": "local-llama"}, None, None),
+    ({"gen_ai.request.model": "gpt-4o"}, None, None),  # no token counts
+    ({}, None, None),
+]
+
+
+# -- agent, tool, conversation, ttft, finish reasons, errors ---------------------------
+
+AGENTS = [
+    # (attributes, span name, parent, agent_name, agent_id)
+    ({"gen_ai.agent.name": "triage", "gen_ai.agent.id": "asst_1"}, "x", PARENT, "triage", "asst_1"),
+    ({"agent.name": "planner"}, "x", PARENT, "planner", None),
+    ({"gen_ai.agent.name": "a", "agent.name": "b"}, "x", PARENT, "a", None),
+    ({"traceloop.span.kind": "agent", "traceloop.entity.name": "researcher"}, "x", PARENT, "researcher", None),
+    ({"traceloop.span.kind": "task", "traceloop.entity.name": "step"}, "x", PARENT, None, None),
+    ({"gen_ai.operation.name": "invoke_agent"}, "invoke_agent helper", PARENT, "helper", None),
+    # an agent span without a name → the service
+    ({"gen_ai.operation.name": "invoke_agent"}, "invoke_agent", PARENT, SERVICE, None),
+    ({"openinference.span.kind": "AGENT"}, "run", PARENT, SERVICE, None),
+    # a GenAI root span → the service; a plain root or child → nothing
+    ({"gen_ai.operation.name": "chat"}, "chat m", b"", SERVICE, None),
+    ({"openinference.span.kind": "CHAIN"}, "LangGraph", b"", SERVICE, None),
+    ({"http.method": "GET"}, "GET /", b"", None, None),
+    ({"gen_ai.operation.name": "chat"}, "chat m", PARENT, None, None),
+]
+
+
+TOOLS = [
+    ({"gen_ai.tool.name": "search", "gen_ai.tool.call.id": "call_1"}, "x", ("search", "call_1")),
+    ({"tool.name": "calc", "tool_call.id": "c2"}, "x", ("calc", "c2")),
+    ({"traceloop.span.kind": "tool", "traceloop.entity.name": "fetch"}, "x", ("fetch", None)),
+    ({"gen_ai.operation.name": "execute_tool"}, "execute_tool web_search", ("web_search", None)),
+    ({}, "x", (None, None)),
+]
+
+
+CONVERSATIONS = [
+    ({"gen_ai.conversation.id": "conv_1", "session.id": "s"}, "conv_1"),
+    ({"session.id": "s"}, "s"),
+    ({"gen_ai.conversation.id": 42}, "42"),
+    ({}, None),
+]
+
+
+TTFTS = [
+    ({"gen_ai.server.time_to_first_token": 0.25}, [], 250.0),
+    ({"gen_ai.response.time_to_first_chunk": "0.5"}, [], 500.0),
+    ({"gen_ai.response.time_to_first_chunk": 1}, [], 1000.0),
+    ({}, [event("First Token Stream Event", t=START + 120_000_000)], 120.0),
+    ({"llm.ttft": 3}, [], None),
+    ({}, [], None),
+]
+
+
+_OUT_STOP = '[{"role":"assistant","parts":[{"type":"text","content":"hi"}],"finish_reason":"stop"}]'
+
+
+FINISH_REASONS = [
+    ({"gen_ai.response.finish_reasons": ["stop", "length"]}, ["stop", "length"]),
+    ({"gen_ai.response.finish_reasons": '["tool_calls"]'}, ["tool_calls"]),
+    ({"gen_ai.response.finish_reasons": "stop"}, ["stop"]),
+    ({"llm.finish_reason": "stop"}, ["stop"]),
+    ({"gen_ai.completion.0.finish_reason": "stop", "gen_ai.completion.1.finish_reason": "length"},
+     ["stop", "length"]),
+    ({"gen_ai.output.messages": _OUT_STOP}, ["stop"]),
+    ({}, None),
+]
+
+
+ERRORS = [
+    ({"error.type": "timeout"}, [], Status(code=2, message="deadline"), ("timeout", "deadline")),
+    ({}, [event("exception", {"exception.type": "ValueError", "exception.message": "bad"})],
+     Status(code=2), ("ValueError", "bad")),
+    ({"error.type": "RateLimit"}, [event("exception", {"exception.type": "E", "exception.message": "m"})],
+     Status(code=2, message="429"), ("RateLimit", "429")),
+    ({}, [], Status(code=1), (None, None)),
+]
+
+
+# -- messages --------------------------------------------------------------------------
+
+def text(role: str, content: str, **extra: Any) -> dict[str, Any]:
+    return {"role": role, "parts": [{"type": "text", "content": content}], **extra}
+
+
+CALL = {"type": "tool_call", "id": "call_1", "name": "get_weather", "arguments": '{"city":"Paris"}'}
+RESULT = {"type": "tool_call_response", "id": "call_1", "response": "cloudy"}
+_OAI_CALL = {"id": "call_1", "type": "function",
+             "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}}
+
+MESSAGES = [
+    # current GenAI: JSON strings + system instructions
+    ("genai-json",
+     {"gen_ai.system_instructions": '[{"type":"text","content":"be brief"}]',
+      "gen_ai.input.messages": json.dumps([text("user", "hi")]),
+      "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [CALL], "finish_reason": "tool_call"}])},
+     [], [text("system", "be brief"), text("user", "hi")],
+     [{"role": "assistant", "parts": [CALL], "finish_reason": "tool_call"}]),
+    # current GenAI: structured AnyValue, plain-string system instructions
+    ("genai-structured",
+     {"gen_ai.system_instructions": "be brief",
+      "gen_ai.input.messages": [{"role": "user", "parts": [{"type": "text", "content": "hi"}]},
+                                {"role": "tool", "parts": [RESULT]}],
+      "gen_ai.output.messages": [{"role": "assistant", "parts": [{"type": "reasoning", "content": "hmm"}]}]},
+     [], [text("system", "be brief"), text("user", "hi"), {"role": "tool", "parts": [RESULT]}],
+     [{"role": "assistant", "parts": [{"type": "reasoning", "content": "hmm"}]}]),
+    # old-style {"role", "content"} in gen_ai.input.messages, OpenAI tool calls
+    ("genai-old-shape",
+     {"gen_ai.input.messages": json.dumps([{"role": "user", "content": "hi"},
+                                           {"role": "assistant", "content": None, "tool_calls": [_OAI_CALL]},
+                                           {"role": "tool", "tool_call_id": "call_1", "content": "cloudy"}])},
+     [], [text("user", "hi"), {"role": "assistant", "parts": [CALL]}, {"role": "tool", "parts": [RESULT]}],
+     None),
+    # span events gen_ai.content.prompt / completion
+    ("content-events", {},
+     [event("gen_ai.content.prompt", {"gen_ai.prompt": json.dumps([{"role": "user", "content": "hi"}])}),
+      event("gen_ai.content.completion", {"gen_ai.completion": json.dumps([{"role": "assistant", "content": "yo"}])})],
+     [text("user", "hi")], [text("assistant", "yo")]),
+    # span events in the older openai-v2 style
+    ("role-events", {},
+     [event("gen_ai.system.message", {"gen_ai.system": "openai", "content": "be brief"}),
+      event("gen_ai.user.message", {"gen_ai.event.content": '{"content":"hi"}'}),
+      event("gen_ai.tool.message", {"content": "cloudy", "id": "call_1"}),
+      event("gen_ai.choice", {"index": 0, "finish_reason": "stop",
+                              "message": '{"role":"assistant","content":"yo"}'})],
+     [text("system", "be brief"), text("user", "hi"), {"role": "tool", "parts": [RESULT]}],
+     [text("assistant", "yo", finish_reason="stop")]),
+    # OpenLLMetry indexed attributes
+    ("openllmetry",
+     {"gen_ai.prompt.0.role": "system", "gen_ai.prompt.0.content": "be brief",
+      "gen_ai.prompt.1.role": "user", "gen_ai.prompt.1.content": "hi",
+      "gen_ai.prompt.2.role": "assistant", "gen_ai.prompt.2.tool_calls.0.id": "call_1",
+      "gen_ai.prompt.2.tool_calls.0.name": "get_weather",
+      "gen_ai.prompt.2.tool_calls.0.arguments": '{"city":"Paris"}',
+      "gen_ai.prompt.3.role": "tool", "gen_ai.prompt.3.content": "cloudy", "gen_ai.prompt.3.tool_call_id": "call_1",
+      "gen_ai.completion.0.role": "assistant", "gen_ai.completion.0.content": "yo",
+      "gen_ai.completion.0.finish_reason": "stop"},
+     [], [text("system", "be brief"), text("user", "hi"), {"role": "assistant", "parts": [CALL]},
+          {"role": "tool", "parts": [RESULT]}],
+     [text("assistant", "yo", finish_reason="stop")]),
+    # OpenLLMetry multi-part content is a JSON array
+    ("openllmetry-parts",
+     {"gen_ai.prompt.0.role": "user",
+      "gen_ai.prompt.0.content": '[{"type":"text","text":"look"},{"type":"image_url","image_url":{"url":"u"}}]'},
+     [], [{"role": "user", "parts": [{"type": "text", "content": "look"},
+                                     {"type": "image_url", "image_url": {"url": "u"}}]}], None),
+    # OpenInference indexed attributes (contents, tool calls, tool results)
+    ("openinference",
+     {"llm.input_messages.0.message.role": "user",
+      "llm.input_messages.0.message.contents.0.message_content.type": "text",
+      "llm.input_messages.0.message.contents.0.message_content.text": "hi",
+      "llm.input_messages.1.message.role": "assistant",
+      "llm.input_messages.1.message.tool_calls.0.tool_call.id": "call_1",
+      "llm.input_messages.1.message.tool_calls.0.tool_call.function.name": "get_weather",
+      "llm.input_messages.1.message.tool_calls.0.tool_call.function.arguments": '{"city":"Paris"}',
+      "llm.input_messages.2.message.role": "tool", "llm.input_messages.2.message.content": "cloudy",
+      "llm.input_messages.2.message.tool_call_id": "call_1",
+      "llm.output_messages.0.message.role": "assistant", "llm.output_messages.0.message.content": "yo",
+      "input.value": "ignored: indexed messages win"},
+     [], [text("user", "hi"), {"role": "assistant", "parts": [CALL]}, {"role": "tool", "parts": [RESULT]}],
+     [text("assistant", "yo")]),
+    # OpenInference input.value / output.value
+    ("io-json-messages",
+     {"input.value": json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}),
+      "input.mime_type": "application/json",
+      "output.value": json.dumps({"choices": [{"finish_reason": "stop",
+                                               "message": {"role": "assistant", "content": "yo"}}]}),
+      "output.mime_type": "application/json"},
+     [], [text("user", "hi")], [text("assistant", "yo", finish_reason="stop")]),
+    ("io-text", {"input.value": "what is 2+2?", "output.value": '{"answer": 4}', "output.mime_type": "application/json"},
+     [], [text("user", "what is 2+2?")], [text("assistant", '{"answer": 4}')]),
+    # Anthropic content blocks inside old-style messages
+    ("anthropic-blocks",
+     {"gen_ai.input.messages": json.dumps([
+         {"role": "assistant", "content": [{"type": "thinking", "thinking": "hmm"},
+                                           {"type": "tool_use", "id": "call_1", "name": "get_weather",
+                                            "input": {"city": "Paris"}}]},
+         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_1", "content": "cloudy"}]}])},
+     [], [{"role": "assistant", "parts": [{"type": "reasoning", "content": "hmm"},
+                                          {**CALL, "arguments": {"city": "Paris"}}]},
+          {"role": "user", "parts": [RESULT]}], None),
+    # gen_ai.prompt as a plain-text span attribute
+    ("prompt-attribute", {"gen_ai.prompt": "hello", "gen_ai.completion": "world"}, [],
+     [text("user", "hello")], [text("assistant", "world")]),
+    ("nothing", {"gen_ai.operation.name": "chat"}, [], None, None),
+]
+
+
+# -- log records -----------------------------------------------------------------------
+
+LOG_EVENT_NAMES = [
+    ("gen_ai.user.message", {}, "gen_ai.user.message"),
+    ("", {"event.name": "gen_ai.choice"}, "gen_ai.choice"),
+    ("a", {"event.name": "b"}, "a"),
+    ("", {}, None),
+]
+
+
+LOG_EVENTS = [
+    ("gen_ai.system.message", {"content": "be brief"}, {}, "input", [text("system", "be brief")]),
+    ("gen_ai.user.message", {"content": "hi"}, {}, "input", [text("user", "hi")]),
+    ("gen_ai.user.message", None, {}, "input", [{"role": "user", "parts": []}]),  # content capture off
+    ("gen_ai.assistant.message", {"tool_calls": [_OAI_CALL]}, {}, "input",
+     [{"role": "assistant", "parts": [CALL]}]),
+    ("gen_ai.tool.message", {"content": "cloudy", "id": "call_1"}, {}, "input", [{"role": "tool", "parts": [RESULT]}]),
+    ("gen_ai.user.message", {"role": "developer", "content": "x"}, {}, "input", [text("developer", "x")]),
+    ("gen_ai.choice", {"index": 0, "finish_reason": "tool_calls",
+                       "message": {"role": "assistant", "tool_calls": [_OAI_CALL]}}, {}, "output",
+     [{"role": "assistant", "parts": [CALL], "finish_reason": "tool_calls"}]),
+    ("gen_ai.choice", {"index": 0, "finish_reason": "stop", "message": {"content": "yo"}}, {}, "output",
+     [text("assistant", "yo", finish_reason="stop")]),
+    ("gen_ai.client.inference.operation.details", None,
+     {"gen_ai.system_instructions": '[{"type":"text","content":"be brief"}]',
+      "gen_ai.input.messages": json.dumps([text("user", "hi")]),
+      "gen_ai.output.messages": json.dumps([text("assistant", "yo", finish_reason="stop")])},
+     "details", {"input": [text("system", "be brief"), text("user", "hi")],
+                 "output": [text("assistant", "yo", finish_reason="stop")]}),
+    ("gen_ai.client.inference.operation.details", None,
+     {"gen_ai.input.messages": [{"role": "user", "parts": [{"type": "text", "content": "hi"}]}]},
+     "details", {"input": [text("user", "hi")], "output": None}),
+    ("gen_ai.evaluation.result", {"score": 1}, {}, None, None),
+    ("", "just a log line", {}, None, None),
+]
+
+
+# -- bad input never raises ------------------------------------------------------------
+
+MALFORMED = [
+    {"gen_ai.input.messages": "[not json", "gen_ai.output.messages": 5},
+    {"gen_ai.input.messages": [1, "two", None, {"role": 3, "parts": [1, {"type": {"x": 1}}]}]},
+    {"gen_ai.input.messages": '[{"role":"tool","content":[1]}]', "gen_ai.system_instructions": [None]},
+    {"gen_ai.output.messages": '{"choices": 1}', "gen_ai.response.finish_reasons": "[oops"},
+    {"input.value": '{"messages": 3}', "input.mime_type": "application/json", "output.value": "[1,2"},
+    {"gen_ai.prompt.0.content": {"type": ["x"]}, "gen_ai.prompt.0.tool_calls.0.name": 1},
+    {"llm.input_messages.0.message.role": None, "llm.input_messages.0.message.contents.0.x": 1},
+    {"gen_ai.operation.name": ["chat"], "gen_ai.provider.name": {"a": 1}, "llm.request.type": 7,
+     "openinference.span.kind": True, "gen_ai.usage.input_tokens": float("nan"),
+     "gen_ai.usage.cost": "free", "gen_ai.server.time_to_first_token": float("inf")},
+]
+
+
+# -- the tables whose cases build one span ---------------------------------------------
+
+# the arguments of the row tests that go into the span (otelbench.testing.otlp.make_span)
+SPAN_ARGS = frozenset({"attrs", "name", "parent", "events", "status", "kind"})
+MESSAGE_ROWS, MESSAGE_IDS = [c[1:] for c in MESSAGES], [c[0] for c in MESSAGES]
+# the row test that checks a table → (its argument names, its cases, their ids)
+SPAN_TABLES: dict[str, tuple[tuple[str, ...], list[Any], list[str] | None]] = {
+    "test_parent_span_id": (("parent", "expected"), PARENT_IDS, None),
+    "test_kind_and_status_names": (("kind", "status", "want"), KINDS_AND_STATUSES, None),
+    "test_operation_and_span_type": (("attrs", "name", "operation", "span_type"), OPERATIONS, None),
+    "test_provider": (("attrs", "provider"), PROVIDERS, None),
+    "test_token_usage": (("attrs", "want"), USAGE, None),
+    "test_models": (("attrs", "want"), MODELS, None),
+    "test_cost": (("attrs", "cost", "source"), COSTS, None),
+    "test_agent": (("attrs", "name", "parent", "agent", "agent_id"), AGENTS, None),
+    "test_tool": (("attrs", "name", "want"), TOOLS, None),
+    "test_conversation_id": (("attrs", "want"), CONVERSATIONS, None),
+    "test_ttft": (("attrs", "events", "want"), TTFTS, None),
+    "test_finish_reasons": (("attrs", "want"), FINISH_REASONS, None),
+    "test_errors": (("attrs", "events", "status", "want"), ERRORS, None),
+    "test_messages": (("attrs", "events", "inp", "out"), MESSAGE_ROWS, MESSAGE_IDS),
+    "test_log_event_name": (("event_name", "attrs", "want"), LOG_EVENT_NAMES, None),
+    "test_log_message_events": (("event_name", "body", "attrs", "direction", "messages"), LOG_EVENTS, None),
+    "test_malformed_values_are_kept_not_fatal": (("attrs",), MALFORMED, None),
+}
