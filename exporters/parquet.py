@@ -16,9 +16,9 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from collector.encoding import REQUEST_TYPES
 from normalize import rows
 from normalize.columnar import normalize_traces_arrow
+from normalize.requests import REQUEST_TYPES
 from storage.lake import Lake
 from storage.schema import SPANS, TABLE_FOR_SIGNAL
 
