@@ -87,7 +87,7 @@ EXPECTED: dict[tuple[str, str], dict[str, Any]] = {
     ("openai-v2-latest", "follow_up"): _chat("follow_up", kind="client", response_model=MODEL,
                                              finish_reasons=["stop"]),
     # openinference-instrumentation-openai: llm.* attributes, one model attribute
-    # (llm.model_name, a request-model alias in REFERENCE.md), finish reason in
+    # (llm.model_name, a request-model alias in docs/normalization.md), finish reason in
     # llm.finish_reason, messages as llm.{input,output}_messages.{i}.*
     ("openinference", "agent"): AGENT,
     ("openinference", "tool"): TOOL,
