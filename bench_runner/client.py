@@ -1,7 +1,7 @@
 """One measured streaming chat completion against an OpenAI-compatible server.
 
 ``measure_run`` sends one ``stream: true`` request and reads the Server-Sent Events
-itself (the ``openai`` client hides a dropped stream; REFERENCE.md "Benchmark metric
+itself (the ``openai`` client hides a dropped stream; docs/bench.md "Metric
 definitions" has every definition, ``stats.FORMULAS`` states them in results). One
 clock, ``time.perf_counter_ns`` (passed in), stamps each network read as it returns;
 chunks that arrive in one read share its time, the truth at the socket. The reads are

@@ -15,7 +15,7 @@ Pure functions: no I/O, no clock. Input shapes:
   (a hard physical limit) or a measurement / estimate (a guide); ``limits_from_hardware``
   builds it from ``hardware.Hardware``.
 
-The roofline (REFERENCE.md, "Physical limits"): decode is memory-bound, so decode tok/s
+The roofline (docs/bench.md, "Physical limits"): decode is memory-bound, so decode tok/s
 ≤ bandwidth / bytes read per token; prefill is compute-bound, so prefill tok/s ≤ peak
 FLOP/s / FLOPs per token. ``assess`` turns the checks into HIGH / MEDIUM / LOW with every
 reason spelled out in numbers.
@@ -37,7 +37,7 @@ GUIDE_SLACK = 2.0  # a measured or estimated limit may be this far too low befor
 CLIENT_SERVER_MEDIUM, CLIENT_SERVER_LOW = 0.15, 0.5  # relative disagreement
 CV_MEDIUM, CV_LOW = 0.15, 0.3
 MIN_OUTPUT_TOKENS = 16  # below this, TTFT jitter dominates decode_ms / (n_out - 1)
-MIN_RUNS = 5  # REFERENCE.md: warm-up, then at least 5 timed runs
+MIN_RUNS = 5  # docs/bench.md: warm-up, then at least 5 timed runs
 
 
 class Confidence(StrEnum):

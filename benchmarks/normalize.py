@@ -1,12 +1,12 @@
 """Normalization benchmark: µs per span, reference (per-span Python) vs the Arrow batch path.
 
-Builds realistic agent traffic (tests/otlp_payloads.agent_request: invoke_agent roots,
+Builds realistic agent traffic (otelbench.testing.otlp.agent_request: invoke_agent roots,
 chat spans with 0.5–2 KB canonical GenAI message JSON, execute_tool spans), serializes
 it as the write-ahead log holds it, and times both ways from serialized bytes to rows:
 
-- reference: ``ExportTraceServiceRequest.FromString`` + ``collector.normalize.normalize_traces``
+- reference: ``ExportTraceServiceRequest.FromString`` + ``normalize.rows.normalize_traces``
   per request (what the flusher did);
-- arrow: ``collector.normalize_arrow.normalize_traces_arrow`` on the whole batch, ptars'
+- arrow: ``normalize.columnar.normalize_traces_arrow`` on the whole batch, ptars'
   decode included (also shown alone, for scale).
 
 Each is run once to warm up (the first Arrow call also compiles the message pattern),
@@ -42,7 +42,7 @@ from collector.flusher import ALLOCATOR_ENV  # noqa: E402  (what the flusher wor
 
 
 def make_payloads(n_spans: int, per_request: int, seed: int) -> list[bytes]:
-    from tests.otlp_payloads import agent_request
+    from otelbench.testing.otlp import agent_request
 
     rng = random.Random(seed)
     agents = ["triage", "coder", "researcher", "planner"]
@@ -78,8 +78,8 @@ def main() -> None:
 
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-    from collector.normalize import normalize_traces
-    from collector.normalize_arrow import normalize_traces_arrow, ptars_handler
+    from normalize.rows import normalize_traces
+    from normalize.columnar import normalize_traces_arrow, ptars_handler
 
     payloads = make_payloads(args.spans, args.per_request, args.seed)
     owners = ["bench"] * len(payloads)

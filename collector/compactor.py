@@ -21,8 +21,8 @@ import time
 from typing import Any
 
 from collector.child import Child
-from collector.config import Compaction
 from collector.state import SharedState
+from exporters.config import Compaction
 
 log = logging.getLogger("otelbench.compactor")
 

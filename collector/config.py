@@ -2,9 +2,11 @@
 
 The file has the OpenTelemetry Collector's shape (receivers / exporters /
 service.pipelines). Unknown keys are errors naming the key and the file;
-``${env:VAR}`` and ``${env:VAR:-default}`` expand in any string value. Every
-default is a named constant below, and every key is documented in
-``docs/config.md`` (checked by ``tests/collector/test_config.py``).
+``${env:VAR}`` and ``${env:VAR:-default}`` expand in any string value. The
+receivers' and the service's models are here; each exporter's is in
+``exporters/config.py``, composed below into the one ``Config``. Every default is a
+named constant, and every key is documented in ``docs/config.md`` (checked by
+``tests/collector/test_config.py``).
 """
 
 from __future__ import annotations
@@ -15,30 +17,20 @@ from pathlib import Path
 from typing import Any, Literal, Mapping
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, model_validator
+
+from exporters.config import DebugExporter, OtlpExporter, ParquetExporter, Strict
 
 DEFAULT_CONFIG_PATH = "otel-config.yaml"
 DEFAULT_GRPC_ENDPOINT = "127.0.0.1:4317"
 DEFAULT_HTTP_ENDPOINT = "127.0.0.1:4318"
 DEFAULT_MAX_REQUEST_MIB = 64  # the OTLP spec's recommended limit, after decompression
-DEFAULT_LAKE_PATH = "./data/lake"
 DEFAULT_WAL_DIR = "./data/wal"
 DEFAULT_SEGMENT_MIB = 64
 DEFAULT_MAX_UNFLUSHED_MIB = 1024
 DEFAULT_MAX_PENDING_MIB = 64
 DEFAULT_MAX_INFLIGHT = 64
 DEFAULT_RETRY_AFTER_S = 1
-DEFAULT_FLUSH_INTERVAL_S = 1.0
-DEFAULT_FLUSH_MAX_ROWS = 200_000
-DEFAULT_MAX_BATCH_MIB = 5
-DEFAULT_DEDUPE_WINDOW = 500_000
-DEFAULT_FLUSH_WORKERS = 1
-DEFAULT_COMPACT_MIN_FILES = 8
-DEFAULT_COMPACT_INTERVAL_S = 30.0
-DEFAULT_FORWARD_QUEUE = 256
-DEFAULT_FORWARD_TIMEOUT_S = 10.0
-DEFAULT_FORWARD_MAX_ELAPSED_S = 300.0
-DEFAULT_DEBUG_INTERVAL_S = 10.0
 
 SIGNALS = ("traces", "logs", "metrics")
 
@@ -49,21 +41,17 @@ class ConfigError(ValueError):
     """The configuration cannot be used; the message names the file and key."""
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class GrpcProtocol(_Strict):
+class GrpcProtocol(Strict):
     endpoint: str = DEFAULT_GRPC_ENDPOINT
     max_recv_msg_size_mib: int = Field(DEFAULT_MAX_REQUEST_MIB, gt=0)
 
 
-class HttpProtocol(_Strict):
+class HttpProtocol(Strict):
     endpoint: str = DEFAULT_HTTP_ENDPOINT
     max_request_body_size_mib: int = Field(DEFAULT_MAX_REQUEST_MIB, gt=0)
 
 
-class Protocols(_Strict):
+class Protocols(Strict):
     grpc: GrpcProtocol | None = None
     http: HttpProtocol | None = None
 
@@ -74,101 +62,61 @@ class Protocols(_Strict):
         return self
 
 
-class ApiKey(_Strict):
+class ApiKey(Strict):
     key: str = Field(min_length=8)
     owner: str = Field(min_length=1)
 
 
-class Auth(_Strict):
+class Auth(Strict):
     keys: tuple[ApiKey, ...] = ()
 
 
-class OtlpReceiver(_Strict):
+class OtlpReceiver(Strict):
     protocols: Protocols = Protocols(grpc=GrpcProtocol(), http=HttpProtocol())
     auth: Auth = Auth()
 
 
-class Receivers(_Strict):
+class Receivers(Strict):
     otlp: OtlpReceiver | None = None
 
 
-class Flush(_Strict):
-    interval_s: float = Field(DEFAULT_FLUSH_INTERVAL_S, gt=0)
-    max_rows: int = Field(DEFAULT_FLUSH_MAX_ROWS, gt=0)
-    max_batch_mib: int = Field(DEFAULT_MAX_BATCH_MIB, gt=0)
-
-
-class Compaction(_Strict):
-    enabled: bool = True
-    min_files: int = Field(DEFAULT_COMPACT_MIN_FILES, ge=2)
-    interval_s: float = Field(DEFAULT_COMPACT_INTERVAL_S, gt=0)
-
-
-class ParquetExporter(_Strict):
-    path: str = DEFAULT_LAKE_PATH
-    flush: Flush = Flush()
-    compaction: Compaction = Compaction()
-    dedupe_window: int = Field(DEFAULT_DEDUPE_WINDOW, ge=0)
-    workers: int = Field(DEFAULT_FLUSH_WORKERS, ge=1, le=8)
-
-
-class OtlpExporter(_Strict):
-    endpoint: str
-    headers: Mapping[str, str] = Field(default_factory=dict)
-    compression: Literal["gzip", "none"] = "gzip"
-    timeout_s: float = Field(DEFAULT_FORWARD_TIMEOUT_S, gt=0)
-    queue_size: int = Field(DEFAULT_FORWARD_QUEUE, gt=0)
-    max_elapsed_s: float = Field(DEFAULT_FORWARD_MAX_ELAPSED_S, gt=0)
-
-    @field_validator("endpoint")
-    @classmethod
-    def _http_url(cls, v: str) -> str:
-        if not v.startswith(("http://", "https://")):
-            raise ValueError("must be an http:// or https:// URL (OTLP/HTTP)")
-        return v.rstrip("/")
-
-
-class DebugExporter(_Strict):
-    interval_s: float = Field(DEFAULT_DEBUG_INTERVAL_S, gt=0)
-
-
-class Exporters(_Strict):
+class Exporters(Strict):
     parquet: ParquetExporter | None = None
     otlp: OtlpExporter | None = None
     debug: DebugExporter | None = None
 
 
-class Pipeline(_Strict):
+class Pipeline(Strict):
     receivers: tuple[Literal["otlp"], ...]
     exporters: tuple[Literal["parquet", "otlp", "debug"], ...]
 
 
-class Wal(_Strict):
+class Wal(Strict):
     dir: str = DEFAULT_WAL_DIR
     segment_size_mib: int = Field(DEFAULT_SEGMENT_MIB, gt=0)
     fsync: bool = True
 
 
-class Limits(_Strict):
+class Limits(Strict):
     max_inflight_requests: int = Field(DEFAULT_MAX_INFLIGHT, gt=0)
     max_pending_mib: int = Field(DEFAULT_MAX_PENDING_MIB, gt=0)
     max_unflushed_mib: int = Field(DEFAULT_MAX_UNFLUSHED_MIB, gt=0)
     retry_after_s: int = Field(DEFAULT_RETRY_AFTER_S, ge=1)
 
 
-class Telemetry(_Strict):
+class Telemetry(Strict):
     metrics: bool = True
     log_level: Literal["debug", "info", "warning", "error"] = "info"
 
 
-class Service(_Strict):
+class Service(Strict):
     pipelines: Mapping[Literal["traces", "logs", "metrics"], Pipeline]
     wal: Wal = Wal()
     limits: Limits = Limits()
     telemetry: Telemetry = Telemetry()
 
 
-class Config(_Strict):
+class Config(Strict):
     receivers: Receivers
     exporters: Exporters = Exporters()
     service: Service

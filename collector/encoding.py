@@ -21,15 +21,11 @@ from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from collector.errors import MalformedRequest, PayloadTooLarge, UnsupportedMediaType
+from normalize.requests import REQUEST_TYPES
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
 
-REQUEST_TYPES: dict[str, type[Message]] = {
-    "traces": trace_service_pb2.ExportTraceServiceRequest,
-    "logs": logs_service_pb2.ExportLogsServiceRequest,
-    "metrics": metrics_service_pb2.ExportMetricsServiceRequest,
-}
 RESPONSE_TYPES: dict[str, type[Message]] = {
     "traces": trace_service_pb2.ExportTraceServiceResponse,
     "logs": logs_service_pb2.ExportLogsServiceResponse,

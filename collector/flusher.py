@@ -334,7 +334,7 @@ def main(config: Config, state_fd: int, worker: int, starts: dict[int, int], par
     flusher = Flusher(config, state, worker, len(starts), starts[worker])
     flusher.recover(starts)
     if flusher.sink is not None and "traces" in flusher.sink.signals:
-        from collector.normalize_arrow import warm_up
+        from normalize.columnar import warm_up
 
         warm_up()
     # Normalized rows are acyclic: move what exists out of the collector's sight and

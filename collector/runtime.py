@@ -10,6 +10,7 @@ the next start settle it), tell the flusher to write everything and wait for it.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import socket
@@ -138,7 +139,8 @@ class Collector:
         if self.config.exporters.otlp is not None:
             from exporters.otlp import OtlpForwarder
 
-            fwd = OtlpForwarder(self.config.exporters.otlp, self.telemetry, self.config.signals_to("otlp"))
+            count = functools.partial(self.telemetry.count, self.telemetry.forward)
+            fwd = OtlpForwarder(self.config.exporters.otlp, count, self.config.signals_to("otlp"))
             self._stoppers.append(fwd.stop)
             forwarders.append(fwd.offer)
         if self.config.exporters.debug is not None:

@@ -5,6 +5,9 @@ queue fills and the oldest batches are dropped (counted), never the collector's
 memory. Retryable answers (429, 502, 503, 504, connection errors) are retried
 with exponential backoff, honouring Retry-After, up to ``max_elapsed_s``;
 anything else is a permanent failure for that batch.
+
+Outcomes are counted, not logged per batch: the collector passes in a ``Count`` and
+serves the counts at ``/metrics`` (``otelbench_exporter_forward_batches_total``).
 """
 
 from __future__ import annotations
@@ -14,11 +17,11 @@ import logging
 import threading
 import time
 from collections import deque
+from typing import Protocol
 
 import httpx
 
-from collector.config import OtlpExporter
-from collector.telemetry import Telemetry
+from exporters.config import OtlpExporter
 
 log = logging.getLogger("otelbench.exporter.otlp")
 
@@ -28,10 +31,17 @@ BACKOFF_MAX_S = 30.0
 DRAIN_ON_STOP_S = 5.0
 
 
+class Count(Protocol):
+    """Counts ``n`` batches with an outcome: sent, failed_permanent,
+    failed_retries_exhausted, dropped_queue_full, dropped_on_stop."""
+
+    def __call__(self, outcome: str, n: int = 1) -> None: ...
+
+
 class OtlpForwarder:
-    def __init__(self, config: OtlpExporter, telemetry: Telemetry, signals: frozenset[str]):
+    def __init__(self, config: OtlpExporter, count: Count, signals: frozenset[str]):
         self.config = config
-        self.telemetry = telemetry
+        self.count = count
         self.signals = signals
         self._queue: deque[tuple[str, bytes]] = deque()
         self._cv = threading.Condition()
@@ -50,7 +60,7 @@ class OtlpForwarder:
         with self._cv:
             if len(self._queue) >= self.config.queue_size:
                 self._queue.popleft()
-                self.telemetry.count(self.telemetry.forward, "dropped_queue_full")
+                self.count("dropped_queue_full")
             self._queue.append((signal, payload))
             self._cv.notify()
 
@@ -86,11 +96,11 @@ class OtlpForwarder:
                 if not self._queue:
                     return
                 if self._stopping and time.monotonic() > self._drain_deadline:
-                    self.telemetry.count(self.telemetry.forward, "dropped_on_stop", len(self._queue))
+                    self.count("dropped_on_stop", len(self._queue))
                     self._queue.clear()
                     return
                 signal, payload = self._queue.popleft()
-            self.telemetry.count(self.telemetry.forward, self._send(signal, payload))
+            self.count(self._send(signal, payload))
 
     def stop(self) -> None:
         with self._cv:

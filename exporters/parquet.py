@@ -1,7 +1,7 @@
 """The Parquet exporter: OTLP payloads → normalized rows → one lake batch.
 
 Runs inside the flusher process. It decodes each logged request, normalizes it
-(``collector.normalize``), drops spans it has already stored (same trace id and
+(``normalize.rows``), drops spans it has already stored (same trace id and
 span id: a client that retried after a crash or timeout), and hands whole
 batches to ``storage.lake``, the only module that writes Parquet.
 """
@@ -16,16 +16,16 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from collector import normalize
-from collector.encoding import REQUEST_TYPES
-from collector.normalize_arrow import normalize_traces_arrow
+from normalize import rows
+from normalize.columnar import normalize_traces_arrow
+from normalize.requests import REQUEST_TYPES
 from storage.lake import Lake
 from storage.schema import SPANS, TABLE_FOR_SIGNAL
 
 _NORMALIZERS: dict[str, Callable] = {
-    "traces": normalize.normalize_traces,
-    "logs": normalize.normalize_logs,
-    "metrics": normalize.normalize_metrics,
+    "traces": rows.normalize_traces,
+    "logs": rows.normalize_logs,
+    "metrics": rows.normalize_metrics,
 }
 
 
@@ -112,7 +112,7 @@ class ParquetSink:
         self.signals = signals
         self.recent = RecentKeys(dedupe_window)
         self._columns: dict[str, dict[str, list]] = {}
-        # traces are normalized a whole batch at a time (collector.normalize_arrow)
+        # traces are normalized a whole batch at a time (normalize.columnar)
         self._trace_payloads: list[bytes] = []
         self._trace_owners: list[str | None] = []
         self.rows = 0
@@ -174,7 +174,7 @@ class ParquetSink:
                 except Exception:
                     self.undecodable += 1
                     continue
-                parts.append(pa.Table.from_pydict(normalize.normalize_traces(request, owner), schema=SPANS.schema))
+                parts.append(pa.Table.from_pydict(rows.normalize_traces(request, owner), schema=SPANS.schema))
             table = pa.concat_tables(parts) if parts else SPANS.schema.empty_table()
         keep = self.recent.keep_new(span_keys(table.column("trace_id"), table.column("span_id")))
         if keep is not None and len(keep) < table.num_rows:

@@ -19,7 +19,7 @@ from bench_runner.plausibility import (
     roofline,
 )
 
-# SmolLM2-135M Q4_1 as REFERENCE.md states it: a 98 MB file on this ~24 GB/s machine.
+# SmolLM2-135M Q4_1 as docs/bench.md states it: a 98 MB file on this ~24 GB/s machine.
 SMOL = ModelFacts.from_size(98e6, parameter_count=134.5e6)
 HERE = Limits(24.0, LimitKind.GUIDE, "measured: numpy copy", 313e9, LimitKind.GUIDE, "estimate: 2 cores", "CPU: AMD EPYC")
 H200 = Limits(4800.0, LimitKind.PEAK, "datasheet: NVIDIA H200", 1979e12, LimitKind.PEAK, "datasheet: NVIDIA H200", "GPU")

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from storage.duckdb import open_lake
-from tests.otlp_payloads import agent_request
+from otelbench.testing.otlp import agent_request
 
 PB = {"Content-Type": "application/x-protobuf"}
 

@@ -13,7 +13,7 @@ import psutil
 from collector.compactor import COMPACTOR_NICENESS
 
 from storage.duckdb import open_lake
-from tests.otlp_payloads import agent_request
+from otelbench.testing.otlp import agent_request
 
 PB = {"Content-Type": "application/x-protobuf"}
 

@@ -13,7 +13,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 
 from storage.duckdb import open_lake
-from tests.otlp_payloads import agent_request, kv, logs_request
+from otelbench.testing.otlp import agent_request, kv, logs_request
 
 PB = {"Content-Type": "application/x-protobuf"}
 

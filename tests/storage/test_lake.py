@@ -400,7 +400,7 @@ def test_write_batch_resolves_what_the_batch_alone_decides(lake: Lake) -> None:
 
 def test_write_batch_takes_columns_without_or_with_resolved_agent(lake: Lake) -> None:
     cols = columnar("spans", [llm(1, 2, 9), llm(1, 3, 9)])
-    assert "resolved_agent" not in cols  # what collector.normalize emits
+    assert "resolved_agent" not in cols  # what normalize.rows emits
     lake.write_batch(bid(1), {"spans": cols})
     lake.write_batch(bid(2), {"spans": {**columnar("spans", [llm(2, 2, 9), llm(2, 3, 9)]), "resolved_agent": ["given", None]}})
     assert resolved(lake) == {(1, 2): None, (1, 3): None, (2, 2): "given", (2, 3): None}

@@ -1,8 +1,8 @@
-"""collector.normalize_arrow against collector.normalize: the same rows, span by span.
+"""normalize.columnar against normalize.rows: the same rows, span by span.
 
 The reference (``normalize_traces`` on the decoded request) is the oracle for every
-case: the tables of tests/collector/test_normalize.py (harvested from their
-``parametrize`` marks, so a case added there is checked here too), the recorded
+case: the tables of tests/normalize/cases.py (``SPAN_TABLES``: every table of
+test_rows.py whose cases build a span, so a case added there is checked here too), the recorded
 instrumentation fixtures, realistic agent traffic and a seeded fuzz of attribute
 types, aliases, duplicates, messages, events and links. JSON columns are compared
 after parsing, with ints, floats and bools kept apart (``1`` is not ``1.0``) and
@@ -27,13 +27,14 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
-from collector import normalize as ref
-from collector import arrow_attributes
-from collector.normalize import normalize_traces
-from collector.normalize_arrow import normalize_traces_arrow
+from normalize import columnar_attributes, conventions
+from normalize import rows as ref
+from normalize.columnar import normalize_traces_arrow
+from normalize.rows import normalize_traces
+from otelbench.testing import otlp
+from otelbench.testing.otlp import agent_request
 from storage.schema import SPANS
-from tests.collector import test_normalize as tn
-from tests.otlp_payloads import agent_request
+from tests.normalize.cases import SPAN_ARGS, SPAN_TABLES
 from tests.testdata.loader import recorded
 
 JSON_COLUMNS = {"resource_attributes", "scope_attributes", "attributes", "events", "links",
@@ -112,7 +113,7 @@ def test_one_owner_per_payload() -> None:
 
 
 def test_a_payload_that_does_not_decode_fails_the_batch() -> None:
-    good = tn.trace_request(tn.make_span({"gen_ai.operation.name": "chat"})).SerializeToString()
+    good = otlp.trace_request(otlp.make_span({"gen_ai.operation.name": "chat"})).SerializeToString()
     for bad in (b"\xff\xff\xff", good[:-3]):
         with pytest.raises(DecodeError):
             ExportTraceServiceRequest.FromString(bad)
@@ -120,28 +121,18 @@ def test_a_payload_that_does_not_decode_fails_the_batch() -> None:
             normalize_traces_arrow([good, bad], ["a", "b"])
 
 
-# -- every table of test_normalize.py --------------------------------------------------
-
-_SPAN_ARGS = {"attrs", "name", "parent", "events", "status", "kind"}
+# -- every span table of cases.py ------------------------------------------------------
 
 
 def _harvest() -> list[Any]:
-    """Each parametrized case of test_normalize.py that builds a span, as span kwargs."""
+    """Each case of cases.SPAN_TABLES, as span kwargs, named after the row test of its table."""
     cases = []
-    for fname, fn in vars(tn).items():
-        for mark in getattr(fn, "pytestmark", []) if fname.startswith("test_") else []:
-            if mark.name != "parametrize":
-                continue
-            names, values = mark.args[:2]
-            names = [s.strip() for s in names.split(",")] if isinstance(names, str) else list(names)
-            if not _SPAN_ARGS & set(names):
-                continue
-            ids = mark.kwargs.get("ids")
-            for j, vals in enumerate(values):
-                vals = vals.values if isinstance(vals, ParameterSet) else vals
-                vals = (vals,) if len(names) == 1 else vals
-                kw = {k: v for k, v in zip(names, vals) if k in _SPAN_ARGS}
-                cases.append(pytest.param(kw, id=f"{fname}-{ids[j] if ids else j}"))
+    for fname, (names, values, ids) in SPAN_TABLES.items():
+        for j, vals in enumerate(values):
+            vals = vals.values if isinstance(vals, ParameterSet) else vals
+            vals = (vals,) if len(names) == 1 else vals
+            kw = {k: v for k, v in zip(names, vals) if k in SPAN_ARGS}
+            cases.append(pytest.param(kw, id=f"{fname}-{ids[j] if ids else j}"))
     return cases
 
 
@@ -161,7 +152,7 @@ def test_normalize_table_case(kw: dict[str, Any]) -> None:
     attrs = kw.pop("attrs", None)
     if isinstance(kw.get("status"), int):
         kw["status"] = Status(code=kw["status"])
-    req = tn.trace_request(tn.make_span(attrs, **kw))
+    req = otlp.trace_request(otlp.make_span(attrs, **kw))
     same_as_reference(req)
     same_as_reference(req, owners=[None])
 
@@ -170,30 +161,30 @@ def test_core_fields_links_and_raw_attributes() -> None:
     attrs = {"s": "x", "b": True, "i": -7, "d": 1.5, "bytes": b"\x00\xff", "empty": None,
              "arr": ["a", 1, [2.5]], "kv": {"k": {"nested": [True]}}, "gen_ai.request.model": "gpt-4o"}
     link = Span.Link(trace_id=b"\x01" * 16, span_id=b"\x02" * 8, trace_state="a=b",
-                     attributes=tn.kvs({"link.kind": "follows"}), flags=1)
-    span = tn.make_span(attrs, name="GET /x", kind=Span.SPAN_KIND_SERVER, trace_state="k=v", flags=257,
+                     attributes=otlp.kvs({"link.kind": "follows"}), flags=1)
+    span = otlp.make_span(attrs, name="GET /x", kind=Span.SPAN_KIND_SERVER, trace_state="k=v", flags=257,
                         dropped_attributes_count=2, dropped_events_count=3, dropped_links_count=4,
                         status=Status(code=Status.STATUS_CODE_ERROR, message="boom"),
-                        events=[tn.event("retry", {"attempt": 2}, t=42)], links=[link])
-    same_as_reference(tn.trace_request(span))
+                        events=[otlp.event("retry", {"attempt": 2}, t=42)], links=[link])
+    same_as_reference(otlp.trace_request(span))
 
 
 def test_plain_root_of_a_genai_trace() -> None:
-    root = tn.make_span({"http.route": "/ask"}, name="POST /ask", parent=b"")
-    child = tn.make_span({"gen_ai.operation.name": "chat"}, name="chat m", span_id=b"\x05" * 8, parent=tn.SPAN_ID)
-    other = tn.make_span({}, name="GET /health", parent=b"", trace=b"\x09" * 16)
-    table = same_as_reference(tn.trace_request(root, child, other))
-    assert table.column("agent_name").to_pylist() == [tn.SERVICE, None, None]
+    root = otlp.make_span({"http.route": "/ask"}, name="POST /ask", parent=b"")
+    child = otlp.make_span({"gen_ai.operation.name": "chat"}, name="chat m", span_id=b"\x05" * 8, parent=otlp.SPAN_ID)
+    other = otlp.make_span({}, name="GET /health", parent=b"", trace=b"\x09" * 16)
+    table = same_as_reference(otlp.trace_request(root, child, other))
+    assert table.column("agent_name").to_pylist() == [otlp.SERVICE, None, None]
 
 
 def test_root_fallback_is_per_request() -> None:
     """A GenAI child in another payload does not name a root: the reference sees one
     request at a time, and so must the batch."""
-    root = tn.trace_request(tn.make_span({}, name="POST /ask", parent=b""))
-    child = tn.trace_request(tn.make_span({"gen_ai.operation.name": "chat"}, name="chat m", span_id=b"\x05" * 8))
-    table = same_as_reference(root, child, tn.trace_request(tn.make_span({}, name="POST /ask", parent=b""), *[
-        tn.make_span({"gen_ai.operation.name": "chat"}, span_id=b"\x06" * 8)]), owners=["a", "b", "c"])
-    assert table.column("agent_name").to_pylist() == [None, None, tn.SERVICE, None]
+    root = otlp.trace_request(otlp.make_span({}, name="POST /ask", parent=b""))
+    child = otlp.trace_request(otlp.make_span({"gen_ai.operation.name": "chat"}, name="chat m", span_id=b"\x05" * 8))
+    table = same_as_reference(root, child, otlp.trace_request(otlp.make_span({}, name="POST /ask", parent=b""), *[
+        otlp.make_span({"gen_ai.operation.name": "chat"}, span_id=b"\x06" * 8)]), owners=["a", "b", "c"])
+    assert table.column("agent_name").to_pylist() == [None, None, otlp.SERVICE, None]
 
 
 # -- several payloads, owners, resources and scopes ------------------------------------
@@ -206,17 +197,17 @@ def _multi_block_request(rng: random.Random, tag: str) -> ExportTraceServiceRequ
         resource = {"service.name": f"{tag}-svc-{r}", "host": r}
         if r == 2:
             resource = {"service.name": 42, "dup": "a"}  # a number is named as its text
-        rs.resource.attributes.extend(tn.kvs(resource))
+        rs.resource.attributes.extend(otlp.kvs(resource))
         for s in range(rng.randint(0, 3)):
             ss = rs.scope_spans.add()
             if s != 1:
                 ss.scope.name, ss.scope.version = f"scope.{s}", "" if s == 2 else "1.0"
-                ss.scope.attributes.extend(tn.kvs({"scope.attr": s}))
+                ss.scope.attributes.extend(otlp.kvs({"scope.attr": s}))
             for k in range(rng.randint(0, 4)):
                 attrs = {"gen_ai.operation.name": rng.choice(["chat", "execute_tool", "invoke_agent"]),
                          "gen_ai.usage.input_tokens": rng.randint(0, 999)}
-                ss.spans.append(tn.make_span(attrs, name=f"{tag}.{r}.{s}.{k}", span_id=rng.randbytes(8),
-                                             parent=rng.choice([b"", tn.PARENT]), trace=rng.randbytes(16)))
+                ss.spans.append(otlp.make_span(attrs, name=f"{tag}.{r}.{s}.{k}", span_id=rng.randbytes(8),
+                                             parent=rng.choice([b"", otlp.PARENT]), trace=rng.randbytes(16)))
     return req
 
 
@@ -263,7 +254,7 @@ def test_canonical_messages_stay_vectorized(monkeypatch: pytest.MonkeyPatch) -> 
 
 # -- fuzz ------------------------------------------------------------------------------
 
-_ALIAS_KEYS = [k for keys in ref.ALIASES.values() for k in keys]
+_ALIAS_KEYS = [k for keys in conventions.ALIASES.values() for k in keys]
 _MESSAGE_KEYS = ["gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
                  "gen_ai.prompt", "gen_ai.completion", "input.value", "output.value", "input.mime_type",
                  "gen_ai.prompt.0.role", "gen_ai.prompt.0.content", "gen_ai.completion.0.finish_reason",
@@ -365,7 +356,7 @@ _STRINDEX = object()  # an AnyValue.string_value_strindex (profiles' string tabl
 
 
 def _any(v: Any) -> AnyValue:
-    return AnyValue(string_value_strindex=5) if v is _STRINDEX else tn.av(v)
+    return AnyValue(string_value_strindex=5) if v is _STRINDEX else otlp.av(v)
 
 
 def _kvs(rng: random.Random, keys: list[str], wild: bool = True) -> list[KeyValue]:
@@ -450,7 +441,7 @@ def test_fuzz(seed: int, wild: bool, layouts: str, monkeypatch: pytest.MonkeyPat
     the per-span reference. Attribute lists are JSON-encoded per shared layout (keys and
     value types) when a layout is common; "shared" makes every layout count as common."""
     if layouts == "shared":
-        monkeypatch.setattr(arrow_attributes, "_SHAPE_MIN", 1)
+        monkeypatch.setattr(columnar_attributes, "_SHAPE_MIN", 1)
     rng = random.Random(seed)
     requests = [_fuzz_request(rng, wild) for _ in range(4)]
     same_as_reference(*requests, owners=[rng.choice(["a", "b", None]) for _ in requests])
@@ -459,21 +450,21 @@ def test_fuzz(seed: int, wild: bool, layouts: str, monkeypatch: pytest.MonkeyPat
 def test_layout_hash_collisions_fall_back(monkeypatch: pytest.MonkeyPatch) -> None:
     """Lists are grouped by a hash of their layout; lists that collide (here: the hash
     made blind to key order) are checked and written one by one instead."""
-    monkeypatch.setattr(arrow_attributes, "_MIX2", np.uint64(0))
-    monkeypatch.setattr(arrow_attributes, "_SHAPE_MIN", 1)
-    spans = [tn.make_span(attrs, span_id=bytes([i + 1]) * 8) for i, attrs in enumerate([
+    monkeypatch.setattr(columnar_attributes, "_MIX2", np.uint64(0))
+    monkeypatch.setattr(columnar_attributes, "_SHAPE_MIN", 1)
+    spans = [otlp.make_span(attrs, span_id=bytes([i + 1]) * 8) for i, attrs in enumerate([
         {"a": "x", "b": 1, "gen_ai.operation.name": "chat"},
         {"b": 2, "a": "y", "gen_ai.operation.name": "chat"},
         {"gen_ai.operation.name": "chat", "a": "z", "b": 3},
         {"a": "x", "b": 1, "gen_ai.operation.name": "chat"},
     ])]
-    same_as_reference(tn.trace_request(*spans))
+    same_as_reference(otlp.trace_request(*spans))
 
 
 def test_bytes_and_numbers_in_json_columns() -> None:
     attrs = {"b64": b"\x00\xff\xfe", "f": 12.0, "i": 12, "nan": float("nan"), "inf": float("inf"), "neg0": -0.0,
              "tiny": 5e-324, "big": 1e300, "t": True, "arr": [1, 1.0, True, None, b"x", {"k": []}]}
-    table = same_as_reference(tn.trace_request(tn.make_span(attrs)))
+    table = same_as_reference(otlp.trace_request(otlp.make_span(attrs)))
     stored = json.loads(table.column("attributes")[0].as_py())
     assert stored["b64"] == base64.b64encode(b"\x00\xff\xfe").decode()
     assert (stored["nan"], stored["inf"]) == (None, None)
@@ -487,7 +478,7 @@ def test_bytes_and_numbers_in_json_columns() -> None:
 def test_counts_beyond_int64_are_null(attrs: dict[str, Any]) -> None:
     """The reference turns these into Python ints that no int64 column can hold (its rows
     then fail the Arrow conversion, batch and all); the batch path stores null instead."""
-    table = normalize_traces_arrow([tn.trace_request(tn.make_span(attrs)).SerializeToString()], [None])
+    table = normalize_traces_arrow([otlp.trace_request(otlp.make_span(attrs)).SerializeToString()], [None])
     row = table.to_pylist()[0]
     assert row["total_tokens"] is None
     assert all(v is None or -(2**63) <= v < 2**63 for v in (row["input_tokens"], row["output_tokens"]))

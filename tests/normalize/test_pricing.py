@@ -1,4 +1,4 @@
-"""collector.pricing: model id → price, and the cost of one call."""
+"""normalize.pricing: model id → price, and the cost of one call."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from collector.pricing import PRICES, PRICES_FILE, Price, compute_cost, cost, lookup
+from normalize.pricing import PRICES, PRICES_FILE, Price, compute_cost, cost, lookup
 
 LOOKUPS = [
     # (model as reported, table entry it must price as; None = unknown)

@@ -1,4 +1,4 @@
-"""collector.normalize on OTLP recorded from real instrumentations (tests/testdata/recorded).
+"""normalize.rows on OTLP recorded from real instrumentations (tests/testdata/recorded).
 
 Each recording is the same agent turn (scripts/record_fixtures.py): an ``invoke_agent
 weather_helper`` span around a plain chat, a streamed chat, a chat whose reply is a
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from collector.normalize import normalize_logs, normalize_metrics, normalize_traces
+from normalize.rows import normalize_logs, normalize_metrics, normalize_traces
 from storage.schema import LOGS, METRICS, SPANS
 from tests.testdata.loader import recorded
 
@@ -87,7 +87,7 @@ EXPECTED: dict[tuple[str, str], dict[str, Any]] = {
     ("openai-v2-latest", "follow_up"): _chat("follow_up", kind="client", response_model=MODEL,
                                              finish_reasons=["stop"]),
     # openinference-instrumentation-openai: llm.* attributes, one model attribute
-    # (llm.model_name, a request-model alias in REFERENCE.md), finish reason in
+    # (llm.model_name, a request-model alias in docs/normalization.md), finish reason in
     # llm.finish_reason, messages as llm.{input,output}_messages.{i}.*
     ("openinference", "agent"): AGENT,
     ("openinference", "tool"): TOOL,

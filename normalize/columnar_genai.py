@@ -1,13 +1,13 @@
-"""The GenAI columns in bulk: ``collector.normalize.genai_fields`` for a whole batch.
+"""The GenAI columns in bulk: ``normalize.rows.genai_fields`` for a whole batch.
 
-Part of ``collector.normalize_arrow``. Alias resolution (the best-ranked alias of each
-field in ``normalize.ALIASES`` that coerces as ``normalize.COERCE`` says), coercion,
+Part of ``normalize.columnar``. Alias resolution (the best-ranked alias of each
+field in ``conventions.ALIASES`` that coerces as ``conventions.COERCE`` says), coercion,
 the operation / span-type / agent / tool rules, cost (prices looked up once per
 distinct model) and the event-derived fields (time to first token, exception) are
 numpy and polars expressions. Python runs only for values of an unusual type (a
 numeric string token count, a double named as a model...), through
-``collector.anyvalue``'s own converters. The message columns come from
-``collector.arrow_messages``; ``genai_columns`` also names the spans whose columns must
+``normalize.anyvalue``'s own converters. The message columns come from
+``normalize.columnar_messages``; ``genai_columns`` also names the spans whose columns must
 come from the reference instead.
 """
 
@@ -19,30 +19,30 @@ import numpy as np
 import polars as pl
 import pyarrow.compute as pc
 
-from collector import anyvalue, pricing
-from collector import messages as msgs
-from collector import normalize as ref
-from collector.arrow_attributes import (KV, K_BYTES, K_DOUBLE, K_INT, K_NONE, K_STR, K_STRINDEX, Events,
+from normalize import anyvalue, pricing
+from normalize import conventions as cv
+from normalize import messages as msgs
+from normalize.columnar_attributes import (KV, K_BYTES, K_DOUBLE, K_INT, K_NONE, K_STR, K_STRINDEX, Events,
                                         first_of_runs, index, last_of_runs)
-from collector.arrow_messages import finish_reasons, message_columns
+from normalize.columnar_messages import finish_reasons, message_columns
 from storage.schema import SPANS
 
-# -- the reference's tables, indexed for lookups by number ------------------------------
+# -- the conventions' tables, indexed for lookups by number ------------------------------
 
-_FIELDS = tuple(ref.ALIASES)
+_FIELDS = cv.FIELDS
 _SLOT = {f: i for i, f in enumerate(_FIELDS)}
 # alias key → field slot * 8 + rank: ordering by it puts a field's aliases best first
-_ALIAS_CODE = {k: s * 8 + r for s, f in enumerate(_FIELDS) for r, k in enumerate(ref.ALIASES[f])}
-assert max(len(keys) for keys in ref.ALIASES.values()) <= 8
-# how a field coerces its value (normalize.COERCE): as_str, as_int, as_float or not at all
+_ALIAS_CODE = {k: s * 8 + r for s, f in enumerate(_FIELDS) for r, k in enumerate(cv.ALIASES[f])}
+assert max(len(keys) for keys in cv.ALIASES.values()) <= 8
+# how a field coerces its value (conventions.COERCE): as_str, as_int, as_float or not at all
 _STR, _INT, _FLOAT, _RAW = 0, 1, 2, 3
 _CONVERTER = {_STR: anyvalue.as_str, _INT: anyvalue.as_int, _FLOAT: anyvalue.as_float}
-_SLOT_KIND = np.array([{None: _RAW, **{f: k for k, f in _CONVERTER.items()}}[ref.COERCE[f][1]] for f in _FIELDS],
+_SLOT_KIND = np.array([{None: _RAW, **{f: k for k, f in _CONVERTER.items()}}[cv.COERCE[f][1]] for f in _FIELDS],
                       np.int8)
 
-# span events that carry messages (collector.messages._from_events)
+# span events that carry messages (normalize.message_sources._from_events)
 _MSG_EVENTS = ["gen_ai.content.prompt", "gen_ai.content.completion", msgs.CHOICE_EVENT, *msgs.ROLE_EVENTS]
-_EXCEPTION_KEYS = {"exception.type": 0, "exception.message": 1}
+_EXCEPTION_KEYS = {"exception.type": 0, "exception.message": 1}  # of the last exception event
 GENAI_COLUMNS = SPANS.columns[SPANS.columns.index("span_type"):]
 _GENAI_COLUMNS_VECTORIZED = [c for c in GENAI_COLUMNS if c not in ("finish_reasons", "input_messages",
                                                                     "output_messages")]
@@ -80,14 +80,14 @@ def _event_fields(events: Events, start: pl.Series) -> tuple[pl.Series, pl.Serie
     message_events = np.zeros(n, bool)
     message_events[events.own[names.is_in(_MSG_EVENTS).to_numpy()]] = True
     ttft = null_f
-    first = np.flatnonzero(names.eq(ref.FIRST_TOKEN_EVENT).to_numpy())
+    first = np.flatnonzero(names.eq(cv.FIRST_TOKEN_EVENT).to_numpy())
     if len(first):
         first = first[first_of_runs(events.own[first])]
         own = events.own[first]
         since_start = events.df["t"].gather(first).cast(pl.Int128) - start.gather(own).cast(pl.Int128)
         ttft = _spread(n, own, _div(since_start, 1e9) * 1000.0)
     exc_type = exc_message = null_s
-    exc = np.flatnonzero(names.eq("exception").to_numpy())
+    exc = np.flatnonzero(names.eq(cv.EXCEPTION_EVENT).to_numpy())
     if len(exc):
         exc = exc[last_of_runs(events.own[exc])]
         a = events.attrs
@@ -147,8 +147,8 @@ def _coerce(kv: KV, rows: np.ndarray, kind: int) -> pl.Series:
 
 
 def _aliases(kv: KV) -> dict[str, pl.Series]:
-    """Each field of ``ref.ALIASES``, one column of spans: the value of the best-ranked
-    alias that coerces (``ref.COERCE``); ``_finish_row``: the attribute row holding the
+    """Each field of ``conventions.ALIASES``, one column of spans: the value of the best-ranked
+    alias that coerces (``conventions.COERCE``); ``_finish_row``: the attribute row holding the
     (raw) finish_reasons value."""
     n = kv.n
     code = kv.lut(_ALIAS_CODE, -1, np.int64)
@@ -241,9 +241,20 @@ def genai_columns(core: pl.DataFrame, kv: KV, events: Events) -> tuple[dict[str,
     return columns, np.flatnonzero(reference)
 
 
+def _provider(lowered: pl.Expr) -> pl.Expr:
+    """conventions.provider on a lowercased column: the renames, first match wins."""
+    rules = [(lowered.str.starts_with(old), pl.concat_str([pl.lit(new), lowered.str.slice(len(old))]))
+             for old, new in cv.PROVIDER_PREFIX_RENAMES.items()]
+    rules += [(lowered == old, pl.lit(new)) for old, new in cv.PROVIDER_RENAMES.items()]
+    chain = pl.when(rules[0][0]).then(rules[0][1])
+    for condition, value in rules[1:]:
+        chain = chain.when(condition).then(value)
+    return chain.otherwise(lowered)
+
+
 @functools.cache
 def _genai_exprs() -> list[list[pl.Expr]]:
-    """normalize.genai_fields as polars expressions, in stages (each sees the previous ones)."""
+    """rows.genai_fields as polars expressions, in stages (each sees the previous ones)."""
     c = pl.col
     split = c("name").str.splitn(" ", 2)  # name.partition(" ")
     first, rest, oi_kind = c("first"), c("rest"), c("oi_kind")
@@ -251,16 +262,16 @@ def _genai_exprs() -> list[list[pl.Expr]]:
     def mapped(col: pl.Expr, table: dict[str, str]) -> pl.Expr:
         return col.replace_strict(table, default=None, return_dtype=pl.String)
 
-    derived = (  # normalize._operation
-        pl.when(mapped(c("llm_request_type"), ref.REQUEST_TYPE_OPS).is_not_null())
-        .then(mapped(c("llm_request_type"), ref.REQUEST_TYPE_OPS))
-        .when((oi_kind == "CHAIN") & (c("agent_name").is_not_null()
-                                      | c("name").str.to_lowercase().str.contains("agent", literal=True)))
+    derived = (  # conventions.operation
+        pl.when(mapped(c("llm_request_type"), cv.REQUEST_TYPE_OPS).is_not_null())
+        .then(mapped(c("llm_request_type"), cv.REQUEST_TYPE_OPS))
+        .when((oi_kind == cv.CHAIN_KIND) & (c("agent_name").is_not_null()
+                                            | c("name").str.to_lowercase().str.contains(cv.AGENT_WORD, literal=True)))
         .then(pl.lit("invoke_agent"))
-        .when(mapped(oi_kind, ref.OPENINFERENCE_OPS).is_not_null()).then(mapped(oi_kind, ref.OPENINFERENCE_OPS))
-        .when(mapped(c("traceloop_kind"), ref.TRACELOOP_OPS).is_not_null())
-        .then(mapped(c("traceloop_kind"), ref.TRACELOOP_OPS))
-        .when(first.is_in(list(ref.NAME_OPS))).then(first)
+        .when(mapped(oi_kind, cv.OPENINFERENCE_OPS).is_not_null()).then(mapped(oi_kind, cv.OPENINFERENCE_OPS))
+        .when(mapped(c("traceloop_kind"), cv.TRACELOOP_OPS).is_not_null())
+        .then(mapped(c("traceloop_kind"), cv.TRACELOOP_OPS))
+        .when(first.is_in(list(cv.NAME_OPS))).then(first)
     )
     op, span_type = c("operation"), c("span_type")
     # cost as pricing.cost computes it, in the same order of operations
@@ -282,7 +293,7 @@ def _genai_exprs() -> list[list[pl.Expr]]:
          c("input_tokens").fill_null(0).alias("gross")],
         [pl.coalesce(c("operation"), derived).alias("operation")],
         [pl.when(op.is_not_null())
-         .then(op.replace_strict(ref.SPAN_TYPE_OF_OPERATION, default="other", return_dtype=pl.String))
+         .then(op.replace_strict(cv.SPAN_TYPE_OF_OPERATION, default="other", return_dtype=pl.String))
          .when(c("request_model").is_not_null() | c("response_model").is_not_null())
          .then(pl.lit("llm")).otherwise(pl.lit("other")).alias("span_type")],
         [
@@ -290,11 +301,9 @@ def _genai_exprs() -> list[list[pl.Expr]]:
             ((span_type != "other") | op.is_not_null() | c("provider").is_not_null()
              | c("openinference_kind").is_not_null() | c("traceloop_kind").is_not_null()
              | c("input_tokens").is_not_null()).alias("_is_genai"),
-            pl.when(provider.str.starts_with("az.ai."))
-            .then(pl.concat_str([pl.lit("azure.ai."), provider.str.slice(6)]))
-            .when(provider == "xai").then(pl.lit("x_ai")).otherwise(provider).alias("provider"),
-            pl.coalesce(c("agent_name"), pl.when(c("traceloop_kind") == "agent").then(c("traceloop_entity")),
-                        pl.when((rest != "") & first.is_in(["invoke_agent", "create_agent"])).then(rest),
+            _provider(provider).alias("provider"),
+            pl.coalesce(c("agent_name"), pl.when(c("traceloop_kind") == cv.TRACELOOP_AGENT).then(c("traceloop_entity")),
+                        pl.when((rest != "") & first.is_in(list(cv.AGENT_NAME_OPS))).then(rest),
                         pl.when(span_type == "agent").then(c("service"))).alias("agent_name"),
             pl.coalesce(c("total_tokens"), pl.when(total_fits).then(c("input_tokens") + c("output_tokens")))
             .alias("total_tokens"),
@@ -302,8 +311,8 @@ def _genai_exprs() -> list[list[pl.Expr]]:
             .alias("cost_usd"),
             pl.when(c("cost").is_not_null()).then(pl.lit("reported")).when(computed).then(pl.lit("computed"))
             .alias("cost_source"),
-            pl.coalesce(c("tool_name"), pl.when(c("traceloop_kind") == "tool").then(c("traceloop_entity")),
-                        pl.when((rest != "") & (first == "execute_tool")).then(rest)).alias("tool_name"),
+            pl.coalesce(c("tool_name"), pl.when(c("traceloop_kind") == cv.TRACELOOP_TOOL).then(c("traceloop_entity")),
+                        pl.when((rest != "") & (first == cv.TOOL_NAME_OP)).then(rest)).alias("tool_name"),
             pl.when(c("ttft_s").is_not_null()).then(c("ttft_s") * 1000.0).otherwise(c("ttft_event")).alias("ttft_ms"),
             pl.coalesce(c("error_type"), c("exc_type")).alias("error_type"),
             pl.coalesce(c("status_message"), c("exc_message")).alias("error_message"),

@@ -1,4 +1,4 @@
-"""OTLP trace requests → the spans table in bulk: the columnar twin of ``collector.normalize``.
+"""OTLP trace requests → the spans table in bulk: the columnar twin of ``normalize.rows``.
 
 ``normalize_traces_arrow(payloads, owners)`` takes serialized
 ``ExportTraceServiceRequest`` messages, one owner each, and returns a ``pyarrow.Table``
@@ -8,18 +8,19 @@ with exactly ``storage.schema.SPANS.schema`` whose rows are, in order, those of
 decode raises ``ValueError`` for the whole batch, where ``FromString`` raises
 ``DecodeError``.
 
-``collector.normalize`` stays the reference and the one statement of the rules: this
-module and its parts import its alias table, maps and per-span functions, and compute
-the same columns for a whole batch at once:
+``normalize.rows`` is the reference (the oracle this path is tested against) and
+``normalize.conventions`` the one statement of the rules: this module and its parts
+compile the conventions' tables into expressions, and compute the same columns as the
+reference for a whole batch at once:
 
 1. ptars decodes every request to Arrow (nested lists); pyarrow flattens resource →
    scope → span and each key-value list into long columns.
 2. The core OTLP columns (ids, times, status, resource and scope) are polars
    expressions, here.
-3. ``collector.arrow_attributes``: key-value lists, their keys dictionary-encoded once,
+3. ``normalize.columnar_attributes``: key-value lists, their keys dictionary-encoded once,
    and the ``attributes``, ``events`` and ``links`` JSON columns.
-4. ``collector.arrow_genai``: the GenAI columns (aliases, coercion, operation / span
-   type / agent / tool, cost), with ``collector.arrow_messages`` for the messages.
+4. ``normalize.columnar_genai``: the GenAI columns (aliases, coercion, operation / span
+   type / agent / tool, cost), with ``normalize.columnar_messages`` for the messages.
    Spans it cannot vectorize take their GenAI columns from the reference's per-span
    ``genai_fields`` (here, ``_reference_rows``); the reference's final root-agent pass
    follows.
@@ -41,10 +42,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from collector import anyvalue
-from collector import normalize as ref
-from collector.arrow_attributes import KV, Events, links_json, parents, py_attrs
-from collector.arrow_genai import GENAI_COLUMNS, genai_columns
+from normalize import anyvalue
+from normalize import conventions as cv
+from normalize import rows as ref
+from normalize.columnar_attributes import KV, Events, links_json, parents, py_attrs
+from normalize.columnar_genai import GENAI_COLUMNS, genai_columns
 from storage.schema import SPANS
 
 # -- the entry point ---------------------------------------------------------------------
@@ -162,13 +164,13 @@ def _core_exprs() -> list[pl.Expr]:
         c("span").bin.encode("hex").alias("span_id"),
         pl.when(parent_hex.str.strip_chars("0") != "").then(parent_hex).alias("parent_span_id"),  # empty, zero: root
         pl.when(c("ts") != "").then(c("ts")).alias("trace_state"),
-        c("kind").replace_strict(ref.KIND_NAMES, default="unspecified", return_dtype=pl.String),
+        c("kind").replace_strict(cv.KIND_NAMES, default="unspecified", return_dtype=pl.String),
         pl.when(c("sn") != "").then(c("sn")).alias("scope_name"),
         pl.when(c("sv") != "").then(c("sv")).alias("scope_version"),
         (c("start") // 1000).cast(pl.Int64).cast(pl.Datetime("us", "UTC")).alias("start_time"),
         (c("end") // 1000).cast(pl.Int64).cast(pl.Datetime("us", "UTC")).alias("end_time"),
         (c("end").cast(pl.Int128) - c("start").cast(pl.Int128)).cast(pl.Float64).alias("_ns"),
-        c("code").fill_null(0).replace_strict(ref.STATUS_NAMES, default="unset", return_dtype=pl.String)
+        c("code").fill_null(0).replace_strict(cv.STATUS_NAMES, default="unset", return_dtype=pl.String)
         .alias("status_code"),
         pl.when(c("msg") != "").then(c("msg")).alias("status_message"),
         *(c(f"dropped_{x}_count").cast(pl.Int64) for x in ("attributes", "events", "links")),

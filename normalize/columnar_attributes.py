@@ -1,7 +1,7 @@
 """Flattened OTLP key-value lists, in bulk: lookups by key, Python values, JSON text.
 
-The key-value half of ``collector.normalize_arrow`` (the columnar twin of
-``collector.normalize``). ``KV`` holds a ``list<KeyValue>`` column flattened by pyarrow
+The key-value half of ``normalize.columnar`` (the columnar twin of
+``normalize.rows``). ``KV`` holds a ``list<KeyValue>`` column flattened by pyarrow
 to one row per key-value (``own``: its list), with its values in one typed column per
 ``AnyValue`` member and its keys dictionary-encoded once: alias, message-key and
 repeated-key questions (``KV.lut``, ``KV.repeated_keys``) are asked of the few
@@ -11,7 +11,7 @@ The ``attributes`` JSON (``KV.objects``): lists sharing a layout (same keys, sam
 types, in order) are written by polars' JSON writer as one struct column per layout, in
 one pass over the text; rare layouts are assembled from per-value JSON fragments.
 Nested array / kvlist values (serialized ``AnyValue`` bytes from ptars) are decoded with
-``collector.anyvalue``, as are the Python values of the rare rows that need them
+``normalize.anyvalue``, as are the Python values of the rare rows that need them
 (``KV.py_list``, ``py_attrs``). ``Events`` and ``links_json`` write the ``events`` and
 ``links`` JSON columns the same way, their attributes through ``KV``.
 """
@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
-from collector import anyvalue
+from normalize import anyvalue
 
 # value kinds: which member of the AnyValue oneof is set
 K_STR, K_BOOL, K_INT, K_DOUBLE, K_BYTES, K_STRINDEX, K_NONE, K_COMPLEX = range(8)
@@ -90,11 +90,11 @@ def last_of_runs(own: np.ndarray) -> np.ndarray:
     return keep
 
 
-# -- Python values, as collector.anyvalue gives them (for the rare rows) ------------------
+# -- Python values, as normalize.anyvalue gives them (for the rare rows) ------------------
 
 
 def _py_value(v: dict[str, Any] | None) -> Any:
-    """One ``AnyValue`` as ptars' ``to_pylist`` gives it → collector.anyvalue's value."""
+    """One ``AnyValue`` as ptars' ``to_pylist`` gives it → normalize.anyvalue's value."""
     if v is None:
         return None
     for f in ("string_value", "bool_value", "int_value", "double_value"):
@@ -110,7 +110,7 @@ def _py_value(v: dict[str, Any] | None) -> Any:
 
 
 def py_attrs(kvs: list[dict[str, Any]] | None) -> dict[str, Any]:
-    """A ``KeyValue`` list → collector.anyvalue.attributes' dict (the last repeated key wins)."""
+    """A ``KeyValue`` list → normalize.anyvalue.attributes' dict (the last repeated key wins)."""
     out: dict[str, Any] = {}
     for kv in kvs or ():
         out[kv["key"]] = _py_value(kv["value"])
@@ -164,14 +164,14 @@ class KV:
         return out
 
     def nested(self) -> dict[int, Any]:
-        """Python values of the array / kvlist rows, decoded with collector.anyvalue."""
+        """Python values of the array / kvlist rows, decoded with normalize.anyvalue."""
         if self._nested is None:
             vals = self.value.take(pa.array(self.complex)).to_pylist() if len(self.complex) else []
             self._nested = {int(r): _py_value(v) for r, v in zip(self.complex, vals)}
         return self._nested
 
     def py_list(self, rows: np.ndarray) -> list[Any]:
-        """The Python values (collector.anyvalue's) of some rows."""
+        """The Python values (normalize.anyvalue's) of some rows."""
         rows = np.asarray(rows, np.int64)
         out: list[Any] = [None] * len(rows)
         if self.m == 0:
@@ -275,7 +275,7 @@ class KV:
         return pl.Series(objects)
 
     def _value_json(self, rows: np.ndarray) -> pl.Series:
-        """The values of ``rows`` as JSON text, as orjson writes collector.anyvalue's values."""
+        """The values of ``rows`` as JSON text, as orjson writes normalize.anyvalue's values."""
         s, b, i, d, by, si = (pl.col(c) for c in ("s", "b", "i", "d", "by", "si"))
         out = self.df[rows].select(
             pl.when(s.is_not_null()).then(_json_long_str(s))
@@ -350,7 +350,7 @@ def links_json(lists: pa.Array, n: int) -> pa.Array:
     f = dict(zip([x.name for x in ln.type], ln.flatten()))
     c = pl.col
 
-    def hex_id(col: str) -> pl.Expr:  # collector.anyvalue.hex_id: empty or all-zero → null
+    def hex_id(col: str) -> pl.Expr:  # normalize.anyvalue.hex_id: empty or all-zero → null
         h = c(col).bin.encode("hex")
         return pl.when(h.str.strip_chars("0") != "").then(pl.concat_str([pl.lit('"'), h, pl.lit('"')])) \
             .otherwise(pl.lit("null"))

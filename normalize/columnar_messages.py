@@ -1,12 +1,12 @@
 """GenAI messages in bulk: the ``input_messages``, ``output_messages`` and
-``finish_reasons`` columns of ``collector.normalize_arrow``.
+``finish_reasons`` columns of ``normalize.columnar``.
 
 Messages come in three tiers. A ``gen_ai.input.messages`` / ``gen_ai.output.messages``
 string that a strict pattern proves to be JSON in the canonical GenAI shape is kept as
 sent, as the reference keeps it (``gen_ai.system_instructions`` made of text parts is
 prepended as a system message): vectorized, the common case. Other values of those
 three keys (structured AnyValues, old shapes, JSON the pattern cannot vouch for) go
-through ``collector.messages.span_messages`` per span. Spans with any other message
+through ``normalize.message_sources.span_messages`` per span. Spans with any other message
 source (OpenLLMetry / OpenInference indexed attributes, message span events) are
 flagged for the reference's per-span ``genai_fields``.
 
@@ -21,16 +21,17 @@ import numpy as np
 import orjson
 import polars as pl
 
-from collector import messages as msgs
-from collector import normalize as ref
-from collector.arrow_attributes import KV, K_NONE, K_STR, index, json_str
+from normalize import conventions as cv
+from normalize import message_sources as sources
+from normalize import messages as msgs
+from normalize.columnar_attributes import KV, K_NONE, K_STR, index, json_str
 
 _MSG_FAST = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions")
-_MSG_OTHER = msgs.MESSAGE_KEYS - set(_MSG_FAST)
+_MSG_OTHER = sources.MESSAGE_KEYS - set(_MSG_FAST)
 
 
 # A conservative grammar of "JSON that orjson parses into canonical GenAI messages"
-# (collector.messages.message returns every message unchanged): what it accepts, the
+# (normalize.messages.message returns every message unchanged): what it accepts, the
 # reference stores verbatim; anything else takes the Python tier. Numbers are bounded
 # so that none overflows a double (orjson rejects those), \u escapes exclude surrogates
 # (orjson rejects lone ones), and the only message keys besides role and parts are
@@ -51,7 +52,7 @@ _PARTS = rf'"parts"{_WS}:{_WS}\[{_WS}(?:{_PART}(?:{_SEP}{_PART})*{_WS})?\]'
 _MESSAGE = (rf"\{{{_WS}(?:{_EXTRA}{_SEP})*(?:{_ROLE}(?:{_SEP}{_EXTRA})*{_SEP}{_PARTS}"
             rf"|{_PARTS}(?:{_SEP}{_EXTRA})*{_SEP}{_ROLE})(?:{_SEP}{_EXTRA})*{_WS}\}}")
 MESSAGES_RX = rf"^\[{_WS}{_MESSAGE}(?:{_SEP}{_MESSAGE})*{_WS}\]{_WS}$"
-# system instructions made of parts that collector.messages.part keeps as they are
+# system instructions made of parts that normalize.messages.part keeps as they are
 _TEXT_PART = (rf'\{{{_WS}(?:"type"{_WS}:{_WS}"text"{_SEP}"content"{_WS}:{_WS}{_VALUE}'
               rf'|"content"{_WS}:{_WS}{_VALUE}{_SEP}"type"{_WS}:{_WS}"text"){_WS}\}}')
 SYSTEM_RX = rf"^\[{_WS}{_TEXT_PART}(?:{_SEP}{_TEXT_PART})*{_WS}\]{_WS}$"
@@ -108,7 +109,7 @@ def message_columns(kv: KV, message_events: np.ndarray) -> tuple[pl.DataFrame, n
         ins, outs = [], []
         for j, i in enumerate(in_python.tolist()):
             attrs = {key: values[name][j] for key, name in zip(_MSG_FAST, names) if rows[name][i] >= 0}
-            inp, out = msgs.span_messages(attrs, [])
+            inp, out = sources.span_messages(attrs, [])
             ins.append(msgs.dump(inp))
             outs.append(msgs.dump(out))
             outputs[i] = out
@@ -119,7 +120,7 @@ def message_columns(kv: KV, message_events: np.ndarray) -> tuple[pl.DataFrame, n
 
 def finish_reasons(kv: KV, finish_row: pl.Series, output: pl.Series, outputs: dict[int, Any]) -> pl.Series:
     """A plain string value → [it], vectorized; a list, a JSON-looking string, or no
-    usable value but output messages → the reference's ``resolve_finish_reasons``."""
+    usable value but output messages → ``conventions.finish_reasons``, as the reference does."""
     n = kv.n
     has = finish_row.is_not_null()
     rows = finish_row.fill_null(0)
@@ -139,6 +140,6 @@ def finish_reasons(kv: KV, finish_row: pl.Series, output: pl.Series, outputs: di
         values = kv.py_list(np.array([0 if r is None else r for r in found], np.int64))
         for i, r, v, o in zip(odd_rows, found, values, output.gather(odd_rows).to_list()):
             out = outputs[i] if i in outputs else None if o is None else orjson.loads(o)
-            full[i] = ref.resolve_finish_reasons(None if r is None else v, {}, out)
+            full[i] = cv.finish_reasons(None if r is None else v, {}, out)
         result = pl.select(pl.when(odd).then(pl.Series(full, dtype=pl.List(pl.String))).otherwise(result)).to_series()
     return result

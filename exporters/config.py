@@ -1,0 +1,82 @@
+"""The exporters' settings, as they appear under ``exporters:`` in ``otel-config.yaml``.
+
+Each exporter owns its config model, as each component of the OpenTelemetry Collector
+does; ``collector/config.py`` composes them with the receivers' and the service's into
+the one strict parse of the file. ``Strict`` is the base of every config model, here
+because the collector imports the exporters and never the other way round. Every key:
+docs/config.md.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+DEFAULT_LAKE_PATH = "./data/lake"
+DEFAULT_FLUSH_INTERVAL_S = 1.0
+DEFAULT_FLUSH_MAX_ROWS = 200_000
+DEFAULT_MAX_BATCH_MIB = 5
+DEFAULT_DEDUPE_WINDOW = 500_000
+DEFAULT_FLUSH_WORKERS = 1
+DEFAULT_COMPACT_MIN_FILES = 8
+DEFAULT_COMPACT_INTERVAL_S = 30.0
+DEFAULT_FORWARD_QUEUE = 256
+DEFAULT_FORWARD_TIMEOUT_S = 10.0
+DEFAULT_FORWARD_MAX_ELAPSED_S = 300.0
+DEFAULT_DEBUG_INTERVAL_S = 10.0
+
+
+class Strict(BaseModel):
+    """Unknown keys are errors, and a parsed config never changes."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# -- parquet -----------------------------------------------------------------------------
+
+
+class Flush(Strict):
+    interval_s: float = Field(DEFAULT_FLUSH_INTERVAL_S, gt=0)
+    max_rows: int = Field(DEFAULT_FLUSH_MAX_ROWS, gt=0)
+    max_batch_mib: int = Field(DEFAULT_MAX_BATCH_MIB, gt=0)
+
+
+class Compaction(Strict):
+    enabled: bool = True
+    min_files: int = Field(DEFAULT_COMPACT_MIN_FILES, ge=2)
+    interval_s: float = Field(DEFAULT_COMPACT_INTERVAL_S, gt=0)
+
+
+class ParquetExporter(Strict):
+    path: str = DEFAULT_LAKE_PATH
+    flush: Flush = Flush()
+    compaction: Compaction = Compaction()
+    dedupe_window: int = Field(DEFAULT_DEDUPE_WINDOW, ge=0)
+    workers: int = Field(DEFAULT_FLUSH_WORKERS, ge=1, le=8)
+
+
+# -- otlp --------------------------------------------------------------------------------
+
+
+class OtlpExporter(Strict):
+    endpoint: str
+    headers: Mapping[str, str] = Field(default_factory=dict)
+    compression: Literal["gzip", "none"] = "gzip"
+    timeout_s: float = Field(DEFAULT_FORWARD_TIMEOUT_S, gt=0)
+    queue_size: int = Field(DEFAULT_FORWARD_QUEUE, gt=0)
+    max_elapsed_s: float = Field(DEFAULT_FORWARD_MAX_ELAPSED_S, gt=0)
+
+    @field_validator("endpoint")
+    @classmethod
+    def _http_url(cls, v: str) -> str:
+        if not v.startswith(("http://", "https://")):
+            raise ValueError("must be an http:// or https:// URL (OTLP/HTTP)")
+        return v.rstrip("/")
+
+
+# -- debug -------------------------------------------------------------------------------
+
+
+class DebugExporter(Strict):
+    interval_s: float = Field(DEFAULT_DEBUG_INTERVAL_S, gt=0)

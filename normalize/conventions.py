@@ -1,0 +1,181 @@
+"""The GenAI conventions as tables: which attribute means which column, and how the
+operation, span type, provider and finish reasons are derived.
+
+Pure data and small pure functions, the one statement of these rules: the row path
+(``normalize.rows``) applies them span by span, the columnar path
+(``normalize.columnar_genai``) compiles the same tables into polars expressions. Every
+rule, field by field, with the alias table as a reader sees it: docs/normalization.md
+(a test keeps its table equal to ``ALIASES``).
+
+Specs: OTel GenAI https://opentelemetry.io/docs/specs/semconv/gen-ai/ (current and
+deprecated names), OpenInference
+https://github.com/Arize-ai/openinference/blob/main/spec/semantic_conventions.md ,
+OpenLLMetry https://github.com/traceloop/openllmetry (opentelemetry-semantic-conventions-ai).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from normalize import messages as msgs
+from normalize.anyvalue import as_float, as_int, as_str
+
+# canonical field → attribute keys, best first (a field takes the best-ranked alias whose
+# value coerces, see COERCE). Renames: gen_ai.system → gen_ai.provider.name (semconv
+# v1.37), prompt/completion_tokens → input/output_tokens (v1.27).
+ALIASES: dict[str, tuple[str, ...]] = {
+    "operation": ("gen_ai.operation.name",),
+    "llm_request_type": ("llm.request.type",),
+    "openinference_kind": ("openinference.span.kind",),
+    "traceloop_kind": ("traceloop.span.kind",),
+    "traceloop_entity": ("traceloop.entity.name",),
+    "provider": ("gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system"),
+    "agent_name": ("gen_ai.agent.name", "agent.name"),
+    "agent_id": ("gen_ai.agent.id",),
+    "request_model": ("gen_ai.request.model", "llm.request.model_name", "llm.request.model",
+                      "llm.model_name", "embedding.model_name"),
+    "response_model": ("gen_ai.response.model", "llm.response.model_name", "llm.response.model"),
+    "input_tokens": ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens",
+                     "llm.token_count.prompt", "llm.usage.prompt_tokens"),
+    "output_tokens": ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens",
+                      "llm.token_count.completion", "llm.usage.completion_tokens"),
+    "total_tokens": ("gen_ai.usage.total_tokens", "llm.usage.total_tokens", "llm.token_count.total"),
+    "cache_read_tokens": ("gen_ai.usage.cache_read.input_tokens",
+                          "gen_ai.usage.cache_read_input_tokens",
+                          "llm.token_count.prompt_details.cache_read"),
+    "cache_write_tokens": ("gen_ai.usage.cache_creation.input_tokens",
+                           "gen_ai.usage.cache_creation_input_tokens",
+                           "llm.token_count.prompt_details.cache_write"),
+    "reasoning_tokens": ("gen_ai.usage.reasoning.output_tokens", "gen_ai.usage.reasoning_tokens",
+                         "llm.token_count.completion_details.reasoning"),
+    "cost": ("gen_ai.usage.cost", "llm.cost.total"),
+    "finish_reasons": ("gen_ai.response.finish_reasons", "llm.finish_reason"),
+    "conversation_id": ("gen_ai.conversation.id", "session.id"),
+    "tool_name": ("gen_ai.tool.name", "tool.name"),
+    "tool_call_id": ("gen_ai.tool.call.id", "tool_call.id"),
+    "ttft_s": ("gen_ai.server.time_to_first_token", "gen_ai.response.time_to_first_chunk"),
+    "error_type": ("error.type",),
+}
+FIELDS = tuple(ALIASES)
+
+# How each field's value is coerced: (the type that needs no work, the converter).
+# Tokens may arrive as int, double or numeric string; a value that does not
+# convert falls through to the next alias. finish_reasons takes any value as sent.
+COERCE: dict[str, tuple[type | None, Any]] = {
+    **{f: (str, as_str) for f in FIELDS},
+    **{f: (int, as_int) for f in FIELDS if f.endswith("_tokens")},
+    "cost": (None, as_float), "ttft_s": (None, as_float), "finish_reasons": (None, None),
+}
+
+# -- operation and span type ----------------------------------------------------------
+
+# OpenLLMetry's llm.request.type
+REQUEST_TYPE_OPS = {"chat": "chat", "completion": "text_completion",
+                    "embedding": "embeddings", "rerank": "rerank"}
+# openinference.span.kind (upper-cased first); CHAIN: see CHAIN_KIND
+OPENINFERENCE_OPS = {"LLM": "chat", "EMBEDDING": "embeddings", "TOOL": "execute_tool",
+                     "AGENT": "invoke_agent", "RETRIEVER": "retrieval", "RERANKER": "rerank"}
+# LangChain's AgentExecutor & co. are CHAIN spans: agents only when they look like one
+CHAIN_KIND, AGENT_WORD = "CHAIN", "agent"
+# traceloop.span.kind; "task" has no GenAI operation
+TRACELOOP_OPS = {"workflow": "invoke_workflow", "agent": "invoke_agent", "tool": "execute_tool"}
+SPAN_TYPE_OF_OPERATION = {
+    "chat": "llm", "text_completion": "llm", "generate_content": "llm",
+    "embeddings": "embedding", "execute_tool": "tool", "retrieval": "retrieval",
+    "invoke_agent": "agent", "create_agent": "agent", "invoke_workflow": "agent",
+}
+# a span name's first word that names its operation ("chat gpt-4o")
+NAME_OPS = frozenset(SPAN_TYPE_OF_OPERATION)
+# span names "invoke_agent NAME" / "create_agent NAME" / "execute_tool NAME" name the agent / tool
+AGENT_NAME_OPS = ("invoke_agent", "create_agent")
+TOOL_NAME_OP = "execute_tool"
+# the traceloop.span.kind whose traceloop.entity.name is the agent's / the tool's name
+TRACELOOP_AGENT, TRACELOOP_TOOL = "agent", "tool"
+
+
+def operation(request_type: str | None, openinference_kind: str | None, traceloop_kind: str | None,
+              has_agent: bool, name: str) -> str | None:
+    """The operation of a span without ``gen_ai.operation.name``: from OpenLLMetry's
+    request type, else OpenInference's span kind, else traceloop's span kind, else the
+    span name's first word."""
+    if request_type is not None:
+        op = REQUEST_TYPE_OPS.get(request_type)
+        if op is not None:
+            return op
+    if openinference_kind is not None:
+        openinference_kind = openinference_kind.upper()
+        if openinference_kind == CHAIN_KIND and (has_agent or AGENT_WORD in name.lower()):
+            return "invoke_agent"
+        op = OPENINFERENCE_OPS.get(openinference_kind)
+        if op is not None:
+            return op
+    if traceloop_kind is not None:
+        op = TRACELOOP_OPS.get(traceloop_kind)
+        if op is not None:
+            return op
+    first = name.partition(" ")[0]
+    return first if first in NAME_OPS else None
+
+
+def span_type(op: str | None, has_model: bool) -> str:
+    """llm / embedding / tool / retrieval / agent / other; a span naming a model but no
+    operation is an llm call."""
+    if op:
+        return SPAN_TYPE_OF_OPERATION.get(op, "other")
+    return "llm" if op is None and has_model else "other"
+
+
+# -- provider --------------------------------------------------------------------------
+
+# the values gen_ai.system used before it became gen_ai.provider.name
+PROVIDER_PREFIX_RENAMES = {"az.ai.": "azure.ai."}
+PROVIDER_RENAMES = {"xai": "x_ai"}
+
+
+def provider(value: str) -> str:
+    """A provider name, lowercased, in today's spelling."""
+    value = value.lower()
+    for old, new in PROVIDER_PREFIX_RENAMES.items():
+        if value.startswith(old):
+            return new + value[len(old):]
+    return PROVIDER_RENAMES.get(value, value)
+
+
+# -- events and finish reasons ------------------------------------------------------------
+
+# OpenInference's streaming instrumentations mark the first chunk with this span event.
+FIRST_TOKEN_EVENT = "First Token Stream Event"
+EXCEPTION_EVENT = "exception"
+# OpenLLMetry: one finish reason per choice, gen_ai.completion.{i}.finish_reason
+OPENLLMETRY_FINISH = "gen_ai.completion.{}.finish_reason"
+OPENLLMETRY_FIRST_FINISH = OPENLLMETRY_FINISH.format(0)
+
+
+def finish_reasons(value: Any, attrs: dict[str, Any], output: list | None) -> list[str] | None:
+    """The ``finish_reasons`` alias's value (an array, a JSON array string or one
+    string), else OpenLLMetry's indexed ones in ``attrs``, else the output messages'."""
+    if isinstance(value, str) and value.startswith("["):
+        try:
+            value = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            pass
+    if isinstance(value, list):
+        return [str(x) for x in value if x is not None] or None
+    if isinstance(value, str) and value:
+        return [value]
+    if OPENLLMETRY_FIRST_FINISH in attrs:
+        out, i = [], 0
+        while (fr := attrs.get(OPENLLMETRY_FINISH.format(i))) is not None:
+            out.append(str(fr))
+            i += 1
+        return out
+    return msgs.finish_reasons(output)
+
+
+# -- OTLP enums -----------------------------------------------------------------------
+
+KIND_NAMES = dict(enumerate(("unspecified", "internal", "server", "client", "producer", "consumer")))
+STATUS_NAMES = dict(enumerate(("unset", "ok", "error")))
+TEMPORALITY_NAMES = (None, "delta", "cumulative")
