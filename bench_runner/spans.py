@@ -32,9 +32,11 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, Spa
 from opentelemetry.trace import INVALID_SPAN_CONTEXT as _INVALID
 from opentelemetry.trace import NonRecordingSpan, Span, SpanContext, Status, StatusCode, Tracer, set_span_in_context
 
+from collector import DEFAULT_URL
+
 SERVICE_NAME = "otelbench-bench"
 SCOPE_NAME = "otelbench.bench_runner"  # the lake's bench views select on it (spans.scope_name)
-DEFAULT_OTLP_ENDPOINT = "http://127.0.0.1:4318"
+DEFAULT_OTLP_ENDPOINT = DEFAULT_URL
 REASON_CHARS = 500
 
 

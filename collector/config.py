@@ -19,13 +19,11 @@ from typing import Any, Literal, Mapping
 import yaml
 from pydantic import Field, ValidationError, model_validator
 
+from collector import DEFAULT_GRPC_ENDPOINT, DEFAULT_HTTP_ENDPOINT, DEFAULT_WAL_DIR
 from exporters.config import DebugExporter, OtlpExporter, ParquetExporter, Strict
 
 DEFAULT_CONFIG_PATH = "otel-config.yaml"
-DEFAULT_GRPC_ENDPOINT = "127.0.0.1:4317"
-DEFAULT_HTTP_ENDPOINT = "127.0.0.1:4318"
 DEFAULT_MAX_REQUEST_MIB = 64  # the OTLP spec's recommended limit, after decompression
-DEFAULT_WAL_DIR = "./data/wal"
 DEFAULT_SEGMENT_MIB = 64
 DEFAULT_MAX_UNFLUSHED_MIB = 1024
 DEFAULT_MAX_PENDING_MIB = 64

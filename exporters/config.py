@@ -13,7 +13,8 @@ from typing import Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-DEFAULT_LAKE_PATH = "./data/lake"
+from storage import DEFAULT_LAKE
+
 DEFAULT_FLUSH_INTERVAL_S = 1.0
 DEFAULT_FLUSH_MAX_ROWS = 200_000
 DEFAULT_MAX_BATCH_MIB = 5
@@ -49,7 +50,7 @@ class Compaction(Strict):
 
 
 class ParquetExporter(Strict):
-    path: str = DEFAULT_LAKE_PATH
+    path: str = DEFAULT_LAKE
     flush: Flush = Flush()
     compaction: Compaction = Compaction()
     dedupe_window: int = Field(DEFAULT_DEDUPE_WINDOW, ge=0)

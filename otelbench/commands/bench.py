@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+from collector import DEFAULT_URL
+
 DEFAULT_BASE_URL = "http://localhost:1234/v1"  # LM Studio's default
 DEFAULT_OUT = "~/benchmarks/"
 
@@ -42,7 +44,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--models-dir", action="append", default=extra, type=Path,
                    help="extra folder to search for GGUF files (also $OLLAMA_MODELS, $LLAMA_CACHE, $HF_HOME)")
     p.add_argument("--no-otel", action="store_true", help="do not export spans")
-    p.add_argument("--otlp-endpoint", default=env.get("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318"),
+    p.add_argument("--otlp-endpoint", default=env.get("OTEL_EXPORTER_OTLP_ENDPOINT", DEFAULT_URL),
                    help="where spans go (default: $OTEL_EXPORTER_OTLP_ENDPOINT, else %(default)s)")
     p.add_argument("--compare", nargs="*", metavar="FILE", default=None,
                    help="one table across saved results (default: every JSON in --out)")

@@ -15,11 +15,14 @@ import sys
 import time
 from pathlib import Path
 
+from collector import DEFAULT_WAL_DIR
+from storage import DEFAULT_LAKE
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help="collector + sample and real agent runs + a SQL summary of the lake")
-    p.add_argument("--lake", default="./data/lake", help="lake folder (default: %(default)s)")
-    p.add_argument("--wal", default="./data/wal", help="write-ahead log folder (default: %(default)s)")
+    p.add_argument("--lake", default=DEFAULT_LAKE, help="lake folder (default: %(default)s)")
+    p.add_argument("--wal", default=DEFAULT_WAL_DIR, help="write-ahead log folder (default: %(default)s)")
     p.add_argument("--runs", type=int, default=60, help="simulated agent runs (default: %(default)s)")
     p.add_argument("--quick", action="store_true", help="short, non-interactive run (CI): few runs, one real call")
     p.add_argument("--no-model", action="store_true", help="skip the real run against the embedded model")
@@ -125,4 +128,4 @@ def run(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(run(argparse.Namespace(lake="./data/lake", wal="./data/wal", runs=60, quick=True, no_model=False)))
+    sys.exit(run(argparse.Namespace(lake=DEFAULT_LAKE, wal=DEFAULT_WAL_DIR, runs=60, quick=True, no_model=False)))
