@@ -27,7 +27,7 @@ from bench_runner.client import (
 )
 from bench_runner.llama_server import LlamaServer
 from bench_runner.stats import FORMULAS, percentile, run_concurrent, summarize, t_critical_95
-from tests.bench_runner.stub_server import LLAMA_TIMINGS, StubServer
+from otelbench.testing.openai_stub import LLAMA_TIMINGS, StubServer
 
 # Generous on purpose: this 2-core machine is noisy, and the stub shares the test's
 # interpreter. The precise figures come from benchmarks/bench_fidelity.py.

@@ -12,8 +12,8 @@ import pytest
 from bench_runner import runner, servers
 from bench_runner.hardware import probe_hardware
 from bench_runner.spans import REASON_CHARS, BenchSpans
+from otelbench.testing.openai_stub import StubServer
 from storage.duckdb import Gateway, open_lake
-from tests.bench_runner.stub_server import StubServer
 
 MODELS = ("normal", "http500")  # under /by-model the stub runs the script the model names
 
