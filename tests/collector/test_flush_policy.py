@@ -154,7 +154,7 @@ def test_at_most_two_batches_are_in_flight_and_they_land_in_order(tmp_path, monk
     from collector import wal
     from collector.flusher import Flusher
     from collector.state import SharedState
-    from tests.conftest import collector_config
+    from otelbench.testing.collector import collector_config
 
     config = collector_config(tmp_path, parquet={"workers": 1, "flush": {"interval_s": 0.01, "max_batch_mib": 1}})
     writer = wal.WalWriter(tmp_path / "wal", 64 << 20)
