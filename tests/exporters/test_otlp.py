@@ -240,6 +240,20 @@ def test_an_unreachable_upstream_is_retried_then_given_up(forwarder, refused_url
     assert _settled(fwd, 1) == {"failed_retries_exhausted": 1}
 
 
+def test_stop_cuts_a_retry_wait_short_and_accounts_for_every_batch(forwarder, upstream):
+    """A sender waiting out a long Retry-After must not hold up the collector's stop (it
+    waited for it up to DRAIN_ON_STOP_S + timeout_s, then left it running, the queue uncounted)."""
+    upstream.then = (429, {"Retry-After": "60"})
+    fwd = forwarder(upstream.url, timeout_s=1)
+    for seed in (11, 12, 13):
+        fwd.offer("traces", _body(seed))
+    wait_for(lambda: upstream.requests, what="the first attempt")  # then it waits 60 s to retry
+    fwd.stop()
+    assert not fwd._thread.is_alive()
+    outcomes = _outcomes(fwd.telemetry)
+    assert "sent" not in outcomes and sum(outcomes.values()) == 3, outcomes
+
+
 # -- through a collector -------------------------------------------------------------------------
 
 
