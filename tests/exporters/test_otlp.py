@@ -64,16 +64,17 @@ class Received:
 class Upstream:
     """An OTLP/HTTP endpoint that records every request, then answers the next scripted
     ``(status, headers)`` — ``then`` once the script is used up. ``hang_up`` closes that many
-    connections without an answer; while ``open`` is clear, answers wait for it."""
+    connections without an answer; the next ``stall`` requests are answered only once
+    ``release`` is set (a slow or stuck upstream)."""
 
     script: list[tuple[int, dict[str, str]]] = field(default_factory=list)
     then: tuple[int, dict[str, str]] = (200, {})
     hang_up: int = 0
-    open: threading.Event = field(default_factory=threading.Event)
+    stall: int = 0
+    release: threading.Event = field(default_factory=threading.Event)
     requests: list[Received] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.open.set()
         self._lock = threading.Lock()
         upstream = self
 
@@ -88,14 +89,16 @@ class Upstream:
                 with upstream._lock:
                     upstream.requests.append(Received(self.path, {k.lower(): v for k, v in self.headers.items()},
                                                       body, time.monotonic()))
-                    hang_up = upstream.hang_up > 0
+                    hang_up, stall = upstream.hang_up > 0, upstream.stall > 0
                     upstream.hang_up -= hang_up
+                    upstream.stall -= stall
                     status, headers = upstream.script.pop(0) if upstream.script else upstream.then
                 if hang_up:  # a crashed upstream: the connection ends without a status line
                     self.close_connection = True
                     self.connection.shutdown(socket.SHUT_RDWR)
                     return
-                upstream.open.wait()
+                if stall:
+                    upstream.release.wait()
                 self.send_response(status)
                 for name, value in {"Content-Type": "application/x-protobuf", **headers, "Content-Length": "0"}.items():
                     self.send_header(name, value)
@@ -108,7 +111,7 @@ class Upstream:
         self._thread.start()
 
     def close(self) -> None:
-        self.open.set()
+        self.release.set()
         self._server.shutdown()
         self._server.server_close()
 
@@ -187,6 +190,14 @@ def test_an_upstream_that_hangs_up_is_retried(forwarder, upstream, fast_backoff)
     fwd.offer("traces", body := _body(2))
     assert _settled(fwd, 1) == {"sent": 1}
     assert upstream.payloads() == [body] * 3
+
+
+def test_an_upstream_slower_than_timeout_s_is_retried(forwarder, upstream, fast_backoff):
+    upstream.stall = 1  # the first answer comes only at the end of the test
+    fwd = forwarder(upstream.url, timeout_s=0.2)
+    fwd.offer("traces", body := _body(14))
+    assert _settled(fwd, 1) == {"sent": 1}
+    assert len(upstream.requests) >= 2 and upstream.payloads() == [body] * len(upstream.requests)  # at least once
 
 
 def test_retry_after_is_honoured(forwarder, upstream, fast_backoff):
@@ -323,7 +334,7 @@ def test_each_acknowledged_batch_is_forwarded_as_logged(make_collector, upstream
 
 
 def test_a_stuck_upstream_drops_the_oldest_batches_counted_and_never_holds_up_ingestion(make_collector, upstream):
-    upstream.open.clear()  # it takes requests and answers none until the end of the test
+    upstream.stall = 1  # it takes the first request and answers it only when released
     c = make_collector(exporters={"otlp": {"endpoint": upstream.url, "queue_size": 2, "timeout_s": 120}},
                        service=_pipelines(traces=["parquet", "otlp"]))
     bodies = [_body(30 + i, 10) for i in range(5)]
@@ -334,7 +345,7 @@ def test_a_stuck_upstream_drops_the_oldest_batches_counted_and_never_holds_up_in
     assert _forward_counts(c) == {"dropped_queue_full": 2}
     assert _spans_in_lake(c) == 50  # all acknowledged and stored while the upstream answered nothing
     assert len(upstream.requests) == 1
-    upstream.open.set()
+    upstream.release.set()
     assert wait_for(lambda: _forward_counts(c).get("sent") == 3 and _forward_counts(c)) == {
         "dropped_queue_full": 2, "sent": 3}
     assert upstream.payloads() == [bodies[0], bodies[3], bodies[4]]
