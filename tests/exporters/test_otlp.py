@@ -11,7 +11,6 @@ collector, whose ``/metrics`` counts each batch's outcome.
 from __future__ import annotations
 
 import gzip
-import logging
 import random
 import socket
 import threading
