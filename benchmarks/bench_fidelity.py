@@ -1,6 +1,6 @@
 """Fidelity of the bench runner's client: its measuring error against an exact stream.
 
-Part 1 runs the stub's ``paced`` script (tests/bench_runner/stub_server.py) in its own
+Part 1 runs the stub's ``paced`` script (otelbench/testing/openai_stub.py) in its own
 process — first token exactly T ms after the request arrives, then exactly R tokens/s —
 and measures it with ``bench_runner.client.measure_run`` over one kept-alive connection:
 
@@ -79,7 +79,7 @@ class PacedRun:
 def stub_process() -> Iterator[str]:
     """The stub in its own interpreter, so its pacing never competes for our GIL."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.bench_runner.stub_server"],
+        [sys.executable, "-m", "otelbench.testing.openai_stub"],
         cwd=ROOT, stdout=subprocess.PIPE, text=True, start_new_session=True,
     )  # fmt: skip
     try:

@@ -236,6 +236,7 @@ class Flusher:
                 self._writer.drain()
                 self._retire()
                 return
+            self.state.add("polls", 1)
             if not got:
                 time.sleep(IDLE_POLL_S)
 

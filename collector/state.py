@@ -2,8 +2,8 @@
 
 A fixed array of int64 slots in shared memory: positions in the write-ahead log
 and the flushers' counters. Every slot has exactly one writer (one thread of one
-process: each flusher worker has its own block, written by its writer thread), so no
-lock is needed; readers sum the blocks.
+process: each flusher worker has its own block, written by its writer thread but for
+``polls``, which its reading thread counts), so no lock is needed; readers sum the blocks.
 The memory is a mapping of an unlinked temporary file (in /dev/shm where there is
 one) whose descriptor the child processes inherit (``SharedState(fd=...)``).
 """
@@ -39,6 +39,9 @@ _PER_WORKER = (
     "last_flush_us",
     "flush_errors",
     "ready",
+    # the reading thread: passes of its loop, each reading the log up to the durable position
+    # and deciding whether to flush; tests wait on it ("looked N times, still held the batch")
+    "polls",
 )
 _SIZE = len(_GLOBAL) + MAX_WORKERS * len(_PER_WORKER)
 

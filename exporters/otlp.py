@@ -4,7 +4,9 @@ A bounded queue and one sender thread: when the upstream is slow or down, the
 queue fills and the oldest batches are dropped (counted), never the collector's
 memory. Retryable answers (429, 502, 503, 504, connection errors) are retried
 with exponential backoff, honouring Retry-After, up to ``max_elapsed_s``;
-anything else is a permanent failure for that batch.
+anything else is a permanent failure for that batch. On stop, what is queued gets
+``DRAIN_ON_STOP_S`` more: a wait to retry that would end later is cut short there, and
+the rest of the queue is dropped (counted).
 
 Outcomes are counted, not logged per batch: the collector passes in a ``Count`` and
 serves the counts at ``/metrics`` (``otelbench_exporter_forward_batches_total``).
@@ -82,11 +84,21 @@ class OtlpForwarder:
                 ).isdigit() else backoff
             except httpx.HTTPError:
                 delay = backoff
-            now = time.monotonic()
-            if now + delay > min(deadline, self._drain_deadline):
+            if not self._wait_to_retry(time.monotonic() + delay, deadline):
                 return "failed_retries_exhausted"
-            time.sleep(delay)
             backoff = min(backoff * 2, BACKOFF_MAX_S)
+
+    def _wait_to_retry(self, retry_at: float, deadline: float) -> bool:
+        """Wait until ``retry_at``; False (give up) if that is past the batch's deadline or,
+        once ``stop`` has woken this wait, past the drain deadline: a stop never waits out
+        a long backoff or Retry-After."""
+        with self._cv:
+            while retry_at <= min(deadline, self._drain_deadline):
+                left = retry_at - time.monotonic()
+                if left <= 0:
+                    return True
+                self._cv.wait(left)  # woken early by offer (harmless) and by stop
+            return False
 
     def _run(self) -> None:
         while True:

@@ -7,34 +7,9 @@ from typing import Iterator
 
 import pytest
 
-from collector.config import Config, parse_config
+from otelbench.testing.collector import collector_config
 
 pytest_plugins = ["tests.model_fixture"]
-
-
-def collector_config(tmp_path: Path, **overrides) -> Config:
-    """A config on ephemeral ports with the lake and WAL under tmp_path."""
-    receivers = overrides.pop("receivers", None) or {
-        "otlp": {
-            "protocols": {"grpc": {"endpoint": "127.0.0.1:0"}, "http": {"endpoint": "127.0.0.1:0"}},
-            **({"auth": overrides.pop("auth")} if "auth" in overrides else {}),
-        }
-    }
-    parquet = {"path": str(tmp_path / "lake"), "flush": {"interval_s": 0.2}}
-    parquet.update(overrides.pop("parquet", {}))
-    data = {
-        "receivers": receivers,
-        "exporters": {"parquet": parquet, **overrides.pop("exporters", {})},
-        "service": {
-            "wal": {"dir": str(tmp_path / "wal")},
-            "pipelines": {
-                s: {"receivers": ["otlp"], "exporters": ["parquet"]} for s in ("traces", "logs", "metrics")
-            },
-            **overrides.pop("service", {}),
-        },
-    }
-    assert not overrides, overrides
-    return parse_config(data, where="test")
 
 
 @pytest.fixture

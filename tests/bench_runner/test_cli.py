@@ -29,7 +29,7 @@ def _free_port() -> int:
 def quick_run(llama_server, tmp_path_factory):
     """One --quick run with spans exported to a real collector; shared by the assertions below."""
     from collector.runtime import Collector
-    from tests.conftest import collector_config
+    from otelbench.testing.collector import collector_config
 
     tmp = tmp_path_factory.mktemp("bench")
     collector = Collector(collector_config(tmp)).start()

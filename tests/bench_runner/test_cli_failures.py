@@ -1,5 +1,5 @@
 """``otelbench bench`` failure modes, end to end through the CLI entry point against the
-scripted stub (tests/bench_runner/stub_server.py): what a real server will not do on
+scripted stub (otelbench/testing/openai_stub.py): what a real server will not do on
 demand — be down, lack the model, cut a stream, answer 500, send garbage, think first.
 
 Each run is ``--quick --no-otel`` (10 requests per model), in-process through
@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from otelbench.cli import main
-from tests.bench_runner.stub_server import MODEL, StubServer
+from otelbench.testing.openai_stub import MODEL, StubServer
 
 QUICK_CASES = ["short-50", "medium-200", "prefill-2k"]
 QUICK_TESTS = ["code_median", "logic_pets", "json_book", "count_stars"]

@@ -16,13 +16,13 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from bench_runner.sandbox import Limits, SandboxResult, probe_isolation, run_python
+from otelbench.testing.wait import wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 _MARKER = "otelbench-sandbox-"
@@ -59,11 +59,13 @@ def _sandbox_processes() -> list[int]:
 
 def _wait_no_sandbox_processes(within_s: float = 5.0) -> list[int]:
     # A killed PID namespace is torn down by the kernel right after its init dies; poll for
-    # that observable condition with a deadline instead of sleeping a fixed time.
-    deadline = time.monotonic() + within_s
-    while (left := _sandbox_processes()) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return left
+    # that observable condition (within_s guards a hang; without a PID namespace a process
+    # that left the group stays, and the test says so) instead of sleeping a fixed time.
+    try:
+        wait_for(lambda: not _sandbox_processes(), timeout_s=within_s, what="no sandbox process left")
+    except TimeoutError:
+        pass
+    return _sandbox_processes()
 
 
 def _own_env() -> dict[str, str]:
@@ -132,21 +134,20 @@ def test_infinite_loop_is_killed_by_the_wall_clock() -> None:
     result = _hostile("while True:\n    pass\n", timeout_s=1.5, cpu_s=60)
     assert result.timed_out and not result.ok
     assert result.killed_by_signal == signal.SIGKILL
-    assert result.duration_s < 1.5 + 2.5
+    assert result.duration_s >= 1.5 and result.isolation["group_emptied"]
 
 
 def test_cpu_rlimit_stops_a_spin_before_the_timeout() -> None:
     result = _hostile("while True:\n    pass\n", timeout_s=30, cpu_s=1)
     assert not result.timed_out and not result.ok
-    assert result.killed_by_signal in {signal.SIGXCPU, signal.SIGKILL}
-    assert result.duration_s < 10
+    assert result.killed_by_signal in {signal.SIGXCPU, signal.SIGKILL}  # by the rlimit: not timed out
 
 
 def test_fork_bomb_is_contained(isolation: dict) -> None:
     bomb = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"
     result = _hostile(bomb, timeout_s=3, processes=16)
     assert result.timed_out and result.killed_by_signal == signal.SIGKILL
-    assert result.duration_s < 3 + 5
+    assert result.isolation["group_emptied"]
     assert _wait_no_sandbox_processes() == [], "every forked process is gone"
 
 
@@ -236,8 +237,7 @@ def test_flood_of_output_is_capped_and_stopped() -> None:
     result = _hostile(code, timeout_s=20, output_tail_bytes=4096, max_output_bytes=1024 * 1024)
     assert not result.ok and not result.timed_out
     assert result.isolation["output_flood"] and result.output_truncated
-    assert len(result.stdout_tail) <= 4096
-    assert result.duration_s < 10
+    assert len(result.stdout_tail) <= 4096  # stopped as a flood, not by the 20 s timeout
 
 
 def test_large_finite_output_keeps_the_tail() -> None:

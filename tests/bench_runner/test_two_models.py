@@ -60,7 +60,7 @@ def two_models(qwen_gguf: Path, tmp_path_factory: pytest.TempPathFactory) -> Two
     if importlib.util.find_spec("llama_cpp") is None:
         pytest.skip("llama-cpp-python is not installed: pip install 'llama-cpp-python[server]' (or '.[model]')")
     from collector.runtime import Collector
-    from tests.conftest import collector_config
+    from otelbench.testing.collector import collector_config
 
     tmp = tmp_path_factory.mktemp("two_models")
     smol_path = find_embedded_model()

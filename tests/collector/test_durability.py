@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import httpx
@@ -59,6 +58,7 @@ def test_kill9_under_load_then_restart_loses_and_duplicates_nothing(tmp_path):
     unacked = []
     lock = threading.Lock()
     stop = threading.Event()
+    under_load = threading.Event()  # 20,000 spans acknowledged: the flusher is mid-way, the WAL holds unflushed data
 
     def client(seed: int) -> None:
         rng = random.Random(seed)
@@ -73,15 +73,17 @@ def test_kill9_under_load_then_restart_loses_and_duplicates_nothing(tmp_path):
                     return
                 with lock:
                     (acked.extend(_span_ids(req)) if r.status_code == 200 else unacked.append(req))
+                    if len(acked) >= 20_000:
+                        under_load.set()
 
     threads = [threading.Thread(target=client, args=(i,)) for i in range(4)]
     [t.start() for t in threads]
-    while len(acked) < 20_000:  # under load: the flusher is mid-way, the WAL holds unflushed data
-        time.sleep(0.01)
+    loaded = under_load.wait(300)  # a guard against a hang, not a bound on speed
     os.kill(server.proc.pid, signal.SIGKILL)
     server.proc.wait()
     stop.set()
     [t.join() for t in threads]
+    assert loaded, f"only {len(acked)} spans acknowledged"
     before_restart = len(acked)
 
     server = Server(config)

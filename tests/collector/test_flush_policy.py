@@ -11,6 +11,7 @@ import httpx
 import psutil
 
 from collector.compactor import COMPACTOR_NICENESS
+from otelbench.testing.wait import wait_for
 
 from storage.duckdb import open_lake
 from otelbench.testing.otlp import agent_request
@@ -28,28 +29,25 @@ def _flushed(collector) -> int:
     return collector.state.get("flushed_spans", worker=0)  # one worker in these tests
 
 
-def _wait_for(predicate, timeout_s: float) -> float:
-    started = time.monotonic()
-    while not predicate():
-        assert time.monotonic() - started < timeout_s, "timed out"
-        time.sleep(0.01)
-    return time.monotonic() - started
+def _polls(collector) -> int:
+    return collector.state.get("polls", worker=0)
 
 
 def test_a_trickle_waits_for_the_interval(make_collector, tmp_path):
-    c = make_collector(parquet={"workers": 1, "flush": {"interval_s": 1.5}})
+    c = make_collector(parquet={"workers": 1, "flush": {"interval_s": 2}})
     _post(c, 12, seed=1)
-    time.sleep(0.5)
+    # the pass under way may have read the log before the post was durable; later ones saw it
+    seen_from = _polls(c) + 1
+    wait_for(lambda: _polls(c) >= seen_from + 5, what="five passes of the flusher over the posted spans")
     assert _flushed(c) == 0  # not full, not behind: gathered until the interval
-    assert _wait_for(lambda: _flushed(c) == 12, 10) < 5
+    wait_for(lambda: _flushed(c) == 12)  # then flushed by the interval alone (no more data, no stop)
 
 
 def test_the_rest_of_a_backlog_is_flushed_when_caught_up_not_at_the_interval(make_collector, tmp_path):
-    c = make_collector(parquet={"workers": 1, "flush": {"interval_s": 60, "max_batch_mib": 1}})
+    c = make_collector(parquet={"workers": 1, "flush": {"interval_s": 3600, "max_batch_mib": 1}})
     _post(c, 1000, seed=2)  # ~1.2 MB of protobuf: a full batch, so the worker was behind
-    _post(c, 12, seed=3)  # the rest: far below the batch size, and the interval is a minute away
-    took = _wait_for(lambda: _flushed(c) == 1012, 30)
-    assert took < 20
+    _post(c, 12, seed=3)  # the rest: far below the batch size, and the interval is an hour away
+    wait_for(lambda: _flushed(c) == 1012)
     assert open_lake(tmp_path / "lake").query("SELECT count(*) FROM spans").rows[0][0] == 1012
 
 
@@ -60,11 +58,11 @@ def test_a_failing_compaction_is_counted_and_flushing_goes_on(make_collector, tm
                                 "compaction": {"interval_s": 0.05, "min_files": 2}})
     for i in range(6):
         _post(c, 10, seed=10 + i)
-        _wait_for(lambda: _flushed(c) == 10 * (i + 1), 10)
-    _wait_for(lambda: c.state.get("compaction_errors") > 0, 30)
+        wait_for(lambda: _flushed(c) == 10 * (i + 1))
+    wait_for(lambda: c.state.get("compaction_errors") > 0)
     assert all(p.is_alive() for p in c._flushers)
     _post(c, 10, seed=99)
-    _wait_for(lambda: _flushed(c) == 70, 10)
+    wait_for(lambda: _flushed(c) == 70)
     metrics = httpx.get(f"http://127.0.0.1:{c.http_port}/metrics").text
     errors = next(line for line in metrics.splitlines() if line.startswith("otelbench_compactor_errors_total "))
     assert float(errors.split()[-1]) > 0
@@ -76,7 +74,7 @@ def test_the_compactor_merges_flushed_files_in_its_own_process(make_collector, t
                                 "compaction": {"interval_s": 0.2, "min_files": 3}})
     for i in range(4):
         _post(c, 10, seed=20 + i)
-        _wait_for(lambda: _flushed(c) == 10 * (i + 1), 10)
+        wait_for(lambda: _flushed(c) == 10 * (i + 1))
     niceness = set()
 
     def compactor_seen() -> bool:  # a background process: it yields the CPU to ingest
@@ -88,7 +86,7 @@ def test_the_compactor_merges_flushed_files_in_its_own_process(make_collector, t
                 pass
         return os.nice(0) + COMPACTOR_NICENESS in niceness and c.state.get("compactions") >= 3
 
-    _wait_for(compactor_seen, 60)  # a run is started every interval, worth merging or not
+    wait_for(compactor_seen)  # a run is started every interval, worth merging or not
     assert c.state.get("compaction_errors") == 0 and c.state.get("compaction_runs") >= 1
     names = [p.name for p in (tmp_path / "lake" / "spans").rglob("*.parquet")]
     assert any(n.startswith("compact-") for n in names), names
@@ -108,14 +106,15 @@ def test_a_failed_write_is_retried_in_order_and_nothing_is_lost_or_doubled(make_
         b.parent.mkdir(parents=True, exist_ok=True)
         b.write_text("not a folder")
     _post(c, 40, seed=21)
-    _wait_for(lambda: c.state.get("flush_errors", worker=0) > 0, 10)
+    wait_for(lambda: c.state.get("flush_errors", worker=0) > 0)
     for i in range(3):  # acknowledged while the writer is stuck
         _post(c, 40, seed=22 + i)
-    time.sleep(0.3)
+    errors = c.state.get("flush_errors", worker=0)
+    wait_for(lambda: c.state.get("flush_errors", worker=0) > errors, what="the writer retried since the last post")
     assert _flushed(c) == 0 and c.state.flushed_pos < c.state.durable_pos
     for b in blocks:
         b.unlink()
-    _wait_for(lambda: _flushed(c) == 160, 20)
+    wait_for(lambda: _flushed(c) == 160)
     rows = open_lake(tmp_path / "lake").query("SELECT count(*), count(DISTINCT (trace_id, span_id)) FROM spans").rows
     assert rows == [(160, 160)]
     c.stop()
@@ -154,7 +153,7 @@ def test_at_most_two_batches_are_in_flight_and_they_land_in_order(tmp_path, monk
     from collector import wal
     from collector.flusher import Flusher
     from collector.state import SharedState
-    from tests.conftest import collector_config
+    from otelbench.testing.collector import collector_config
 
     config = collector_config(tmp_path, parquet={"workers": 1, "flush": {"interval_s": 0.01, "max_batch_mib": 1}})
     writer = wal.WalWriter(tmp_path / "wal", 64 << 20)
@@ -181,7 +180,7 @@ def test_at_most_two_batches_are_in_flight_and_they_land_in_order(tmp_path, monk
         return batch
 
     def slow_write(batch_id, batch):
-        time.sleep(0.2)
+        time.sleep(0.2)  # a slow disk: the fake paces the writer, nothing waits on it
         write(batch_id, batch)
         with lock:
             written.append(batch_id)
@@ -190,7 +189,7 @@ def test_at_most_two_batches_are_in_flight_and_they_land_in_order(tmp_path, monk
     monkeypatch.setattr(flusher.sink, "write", slow_write)
     runner = threading.Thread(target=flusher.run)
     runner.start()
-    _wait_for(lambda: len(written) == 6, 30)
+    wait_for(lambda: len(written) == 6)
     state.set("stop", 1)
     runner.join(30)
     assert not runner.is_alive()

@@ -16,7 +16,7 @@ CLOCK_MONOTONIC on Linux, shared by all processes) of the last completed script,
 benchmark can tell the stub's pacing error from the client's measuring error.
 
 Run it in its own process (as benchmarks/bench_fidelity.py does) with
-``python -m tests.bench_runner.stub_server``; it prints ``listening <url>``.
+``python -m otelbench.testing.openai_stub``; it prints ``listening <url>``.
 """
 
 from __future__ import annotations
