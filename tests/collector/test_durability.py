@@ -100,7 +100,7 @@ def test_kill9_under_load_then_restart_loses_and_duplicates_nothing(tmp_path):
     expected = set(acked)
     assert before_restart >= 20_000
     assert rows == [(len(expected), len(expected))], (rows, len(expected))
-    stored = set(open_lake(tmp_path / "lake").query("SELECT trace_id, span_id FROM spans").rows)
+    stored = set(open_lake(tmp_path / "lake").query("SELECT trace_id, span_id FROM spans", max_rows=None).rows)
     assert stored == expected
 
 
