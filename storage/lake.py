@@ -152,7 +152,7 @@ class Lake:
         return removed
 
     # ------------------------------------------------------------------ writes: derived tables
-    def append(self, table: str, data: pa.Table | pl.DataFrame) -> str:
+    def append(self, table: str, data: pa.Table | pl.DataFrame) -> str | None:
         """Commit ``data`` as new rows of derived ``table``; returns the commit's file
         (``storage.derived.append``)."""
         return derived.append(self.fs, _table(table), data)

@@ -165,7 +165,7 @@ DERIVED = "derived"  # written by processors: whole commits, appended or replaci
 class Table:
     """One lake table: its folder name, its Arrow schemas and its time column.
 
-    ``schema``/``columns``: what a producer supplies (collector.normalize emits exactly
+    ``schema``/``columns``: what a producer supplies (the normalizer, normalize/, emits exactly
     these for signal tables; a processor's DataFrame for derived ones). ``lake_columns``:
     columns the lake computes itself and appends; a producer may leave them out.
     ``stored_schema``: every column of every file (both, in that order).

@@ -44,7 +44,7 @@ VIEW_NAMES = ("spans", "logs", "metrics", "span_messages", "span_agents", "llm_c
 def span_messages_sql(lake_root: str | Path) -> str:
     """GenAI message log events → one row per span: input_messages, output_messages.
 
-    The rule, kept here and only here (event shapes: collector.normalize):
+    The rule, kept here and only here (event shapes: normalize/rows.py, docs/normalization.md):
     - a ``details`` event (gen_ai.client.inference.operation.details) carries the whole
       call as ``{"input": [...]|null, "output": [...]|null}``; the latest one wins, side
       by side (its null side falls through to the events below);
@@ -85,7 +85,7 @@ GROUP BY l.trace_id, l.span_id"""
 # --------------------------------------------------------------------------- agents
 # Which agent made a call (storage.schema, resolved_agent): the span's own agent_name
 # (gen_ai.agent.name on the call itself); else its direct parent's — an invoke_agent
-# span, or a GenAI trace's root, which collector.normalize names after service.name;
+# span, or a GenAI trace's root, which normalize/ names after service.name;
 # else the span's own service.name. One level only: a recursive walk up the span tree
 # costs seconds at 10M spans.
 SPAN_AGENTS_SQL = """CREATE OR REPLACE VIEW span_agents AS
