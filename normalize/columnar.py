@@ -77,7 +77,6 @@ def normalize_traces_arrow(payloads: list[bytes], owners: list[str | None]) -> p
     out = core.with_columns(**genai)
     if len(reference):
         out = _reference_rows(out, reference, sp)
-    out = _root_agents(out)
     # the JSON columns are built as Arrow arrays; the others convert in one go
     built = {"attributes": attrs.objects(), "events": events.json(), "links": links_json(sp["links"], n)}
     table = out.select([c for c in SPANS.columns if c not in built]).to_arrow()
@@ -189,12 +188,11 @@ def _reference_rows(out: pl.DataFrame, spans: np.ndarray, sp: dict[str, pa.Array
     rows = []
     for a, es, name, start, service, message in zip(attrs, events, sub["name"], sub["start"], sub["service_name"],
                                                     sub["status_message"]):
-        genai, is_genai = ref.genai_fields(a, name, es, start, service, message)
-        rows.append((*genai, is_genai))
+        rows.append(ref.genai_fields(a, name, es, start, service, message))
     patched = {}
     mask = np.zeros(len(out), bool)
     mask[spans] = True
-    for name, values in zip([*GENAI_COLUMNS, "_is_genai"], zip(*rows)):
+    for name, values in zip(GENAI_COLUMNS, zip(*rows)):
         col = out[name]
         if col.dtype == pl.List(pl.String):  # polars cannot scatter into a list column
             full: list[Any] = [None] * len(out)
@@ -205,12 +203,3 @@ def _reference_rows(out: pl.DataFrame, spans: np.ndarray, sp: dict[str, pa.Array
         else:
             patched[name] = col.scatter(spans, pl.Series(values, dtype=col.dtype))
     return out.with_columns(**patched)
-
-
-def _root_agents(out: pl.DataFrame) -> pl.DataFrame:
-    """A root span still without an agent name, in a trace that has a GenAI span in the
-    same request, takes its service's name (the reference's final pass)."""
-    c = pl.col
-    in_genai_trace = c("_is_genai").any().over(["req", "trace_id"])
-    return out.with_columns(agent_name=pl.when(c("parent_span_id").is_null() & c("agent_name").is_null()
-                                               & in_genai_trace).then(c("service_name")).otherwise(c("agent_name")))

@@ -235,7 +235,7 @@ def genai_columns(core: pl.DataFrame, kv: KV, events: Events) -> tuple[dict[str,
     })
     for stage in _genai_exprs():  # eager: on batches this size, planning a lazy query costs more
         g = g.with_columns(stage)
-    res = g.select(_GENAI_COLUMNS_VECTORIZED + ["_is_genai"]).with_columns(messages)
+    res = g.select(_GENAI_COLUMNS_VECTORIZED).with_columns(messages)
     columns = {name: res[name] for name in res.columns}
     columns["finish_reasons"] = finish_reasons(kv, al["_finish_row"], res["output_messages"], outputs)
     return columns, np.flatnonzero(reference)
@@ -281,6 +281,8 @@ def _genai_exprs() -> list[list[pl.Expr]]:
     total = pl.when(c("read") != 0).then(total + c("read").cast(pl.Float64) * c("pcr")).otherwise(total)
     total = pl.when(c("write") != 0).then(total + c("write").cast(pl.Float64) * c("pcw")).otherwise(total)
     computed = (c("input_tokens").is_not_null() | c("output_tokens").is_not_null()) & c("has_price")
+    used_tokens = (c("input_tokens").fill_null(0) != 0) | (c("output_tokens").fill_null(0) != 0)
+    reported = c("cost").is_not_null() & ((c("cost") != 0) | ~used_tokens)
     # a sum beyond int64 cannot be stored (the reference's Python int fails the Arrow
     # conversion of the whole batch): no total
     total_fits = (c("input_tokens").cast(pl.Int128) + c("output_tokens").cast(pl.Int128)).abs() < 2**63
@@ -297,20 +299,16 @@ def _genai_exprs() -> list[list[pl.Expr]]:
          .when(c("request_model").is_not_null() | c("response_model").is_not_null())
          .then(pl.lit("llm")).otherwise(pl.lit("other")).alias("span_type")],
         [
-            # error.type, session.id & co. alone do not make a span GenAI; a convention marker does
-            ((span_type != "other") | op.is_not_null() | c("provider").is_not_null()
-             | c("openinference_kind").is_not_null() | c("traceloop_kind").is_not_null()
-             | c("input_tokens").is_not_null()).alias("_is_genai"),
             _provider(provider).alias("provider"),
             pl.coalesce(c("agent_name"), pl.when(c("traceloop_kind") == cv.TRACELOOP_AGENT).then(c("traceloop_entity")),
-                        pl.when((rest != "") & first.is_in(list(cv.AGENT_NAME_OPS))).then(rest),
-                        pl.when(span_type == "agent").then(c("service"))).alias("agent_name"),
+                        pl.when((rest != "") & first.is_in(list(cv.AGENT_NAME_OPS))).then(rest)).alias("agent_name"),
             pl.coalesce(c("total_tokens"), pl.when(total_fits).then(c("input_tokens") + c("output_tokens")))
             .alias("total_tokens"),
-            pl.when(c("cost").is_not_null()).then(c("cost")).when(computed).then(total * pricing.PER_TOKEN)
-            .alias("cost_usd"),
-            pl.when(c("cost").is_not_null()).then(pl.lit("reported")).when(computed).then(pl.lit("computed"))
-            .alias("cost_source"),
+            # a reported 0 for a call that used tokens (OpenLIT offline) is priced when it can be
+            pl.when(reported).then(c("cost")).when(computed).then(total * pricing.PER_TOKEN)
+            .otherwise(c("cost")).alias("cost_usd"),
+            pl.when(reported).then(pl.lit("reported")).when(computed).then(pl.lit("computed"))
+            .when(c("cost").is_not_null()).then(pl.lit("reported")).alias("cost_source"),
             pl.coalesce(c("tool_name"), pl.when(c("traceloop_kind") == cv.TRACELOOP_TOOL).then(c("traceloop_entity")),
                         pl.when((rest != "") & (first == cv.TOOL_NAME_OP)).then(rest)).alias("tool_name"),
             pl.when(c("ttft_s").is_not_null()).then(c("ttft_s") * 1000.0).otherwise(c("ttft_event")).alias("ttft_ms"),

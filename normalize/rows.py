@@ -50,7 +50,6 @@ _SPAN_COLUMNS = [
 # Rows are built as positional tuples for speed: fail at import if the schema moved.
 if SPANS.columns != _SPAN_COLUMNS:  # pragma: no cover
     raise ImportError("storage.schema.SPANS changed: update normalize.rows")
-_AGENT_AT = _SPAN_COLUMNS.index("agent_name") - _SPAN_COLUMNS.index("span_type")  # in genai_fields's tuple
 
 
 def _json(v: Any) -> str:
@@ -78,8 +77,8 @@ def _resource(resource: Any) -> tuple[str | None, str]:
 
 
 def genai_fields(attrs: dict[str, Any], name: str, events: list, start: int, service: str | None,
-           status_message: str | None) -> tuple[tuple, bool]:
-    """The promoted GenAI columns of one span, and whether the span is GenAI at all."""
+           status_message: str | None) -> tuple:
+    """The promoted GenAI columns of one span."""
     vals: list[Any] = [None] * _NF
     hits = _ALIAS_KEYS.intersection(attrs)  # iterates attrs, not the 60 aliases
     if hits:
@@ -110,8 +109,8 @@ def genai_fields(attrs: dict[str, Any], name: str, events: list, start: int, ser
         agent = tl_entity
     if agent is None and rest and first in cv.AGENT_NAME_OPS:
         agent = rest
-    if agent is None and span_type == "agent":
-        agent = service
+    # An agent span that names no agent stays unnamed: the views fall back to the request's
+    # agent or the service only when no span of the run names one (docs/normalization.md).
     if tool is None and tl_kind == cv.TRACELOOP_TOOL:
         tool = tl_entity
     if tool is None and rest and first == cv.TOOL_NAME_OP:
@@ -121,14 +120,18 @@ def genai_fields(attrs: dict[str, Any], name: str, events: list, start: int, ser
         total = in_tok + out_tok
 
     cost_source = None
-    if cost is not None:
+    if cost is not None and (cost != 0 or not (in_tok or out_tok)):
         cost_source = "reported"
     elif in_tok is not None or out_tok is not None:
+        # a reported 0 for a call that used tokens is what OpenLIT sends offline: priced
+        # instead when the model's price is known (the 0 stays in `attributes`)
         # the response model names the exact snapshot that served (and was billed)
         price = (resp_model and pricing.lookup(resp_model)) or (req_model and pricing.lookup(req_model))
         if price:
             cost = pricing.cost(price, in_tok, out_tok, cache_r, cache_w)
             cost_source = "computed"
+        elif cost is not None:
+            cost_source = "reported"  # a reported 0 for a model without a price stays
 
     error_message = status_message
     if events:
@@ -146,9 +149,6 @@ def genai_fields(attrs: dict[str, Any], name: str, events: list, start: int, ser
     inp = out = None
     if events or not sources.MESSAGE_KEYS.isdisjoint(attrs):
         inp, out = sources.span_messages(attrs, events)
-    # error.type, session.id & co. alone do not make a span GenAI; a convention marker does.
-    is_genai = (span_type != "other" or op is not None or provider is not None
-                or oi_kind is not None or tl_kind is not None or in_tok is not None)
     if finish is not None or out is not None or cv.OPENLLMETRY_FIRST_FINISH in attrs:
         finish = cv.finish_reasons(finish, attrs, out)
     return (
@@ -156,7 +156,7 @@ def genai_fields(attrs: dict[str, Any], name: str, events: list, start: int, ser
         in_tok, out_tok, total, cache_r, cache_w, reasoning, cost, cost_source, finish,
         conversation, tool, tool_call_id, None if ttft_s is None else ttft_s * 1000.0,
         error_type, error_message, msgs.dump(inp), msgs.dump(out),
-    ), is_genai
+    )
 
 
 def _event(e: Any) -> dict[str, Any]:
@@ -174,8 +174,6 @@ def _link(ln: Any) -> dict[str, Any]:
 def normalize_traces(req: Any, owner: str | None) -> dict[str, list]:
     """``ExportTraceServiceRequest`` → ``{column: values}`` for ``storage.schema.SPANS``."""
     rows: list[tuple] = []
-    roots: list[tuple[int, str | None, str | None]] = []  # (row, trace_id, service)
-    genai_traces: set[str | None] = set()
     kinds, statuses = cv.KIND_NAMES, cv.STATUS_NAMES
     for rs in req.resource_spans:
         service, resource_json = _resource(rs.resource)
@@ -196,11 +194,7 @@ def normalize_traces(req: Any, owner: str | None) -> dict[str, list]:
                 status = span.status
                 status_message = status.message or None
                 start, end = span.start_time_unix_nano, span.end_time_unix_nano
-                genai, is_genai = genai_fields(attrs, name, events, start, service, status_message)
-                if is_genai:
-                    genai_traces.add(trace_id)
-                if parent is None and genai[_AGENT_AT] is None:
-                    roots.append((len(rows), trace_id, service))
+                genai = genai_fields(attrs, name, events, start, service, status_message)
                 rows.append((
                     trace_id, span.span_id.hex(), parent, span.trace_state or None, name,
                     kinds.get(span.kind, "unspecified"), service,
@@ -211,12 +205,7 @@ def normalize_traces(req: Any, owner: str | None) -> dict[str, list]:
                     span.dropped_attributes_count, span.dropped_events_count,
                     span.dropped_links_count, *genai,
                 ))
-    cols = _columns(_SPAN_COLUMNS, rows)
-    agent_col = cols["agent_name"]
-    for i, trace_id, service in roots:
-        if trace_id in genai_traces:
-            agent_col[i] = service
-    return cols
+    return _columns(_SPAN_COLUMNS, rows)
 
 
 # -- logs ------------------------------------------------------------------------------

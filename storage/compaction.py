@@ -2,8 +2,8 @@
 
 ``compact`` picks the oldest small files of each partition (up to one target's worth),
 journals the plan (``_journal-<batch>.json``: inputs and outputs), streams the inputs
-through DuckDB without repeated keys (and, for spans, with ``resolved_agent`` filled from
-parents anywhere in the lake) into ``storage.rowgroups``, renames the outputs into place
+through DuckDB without repeated keys (and, for spans, with ``resolved_agent`` filled by
+``storage.agents`` from their traces' spans) into ``storage.rowgroups``, renames the outputs into place
 and then deletes the inputs. ``recover`` settles a journal a crash left: it finishes a
 merge whose outputs all exist, else rolls it back (the inputs are all still there).
 """
@@ -14,8 +14,10 @@ import re
 from typing import Any, Callable
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from storage import agents
 from storage.queries import compaction as compaction_sql
 from storage.queries.tables import table_glob
 from storage.files import ROW_GROUP_ROWS, DataFile, check_batch_id, partitions, write_options
@@ -59,8 +61,8 @@ def compact(
     Memory stays bounded: DuckDB only streams (it finds duplicates on the key columns,
     within ``_COMPACT_MEMORY``, spilling to ``<root>/_tmp``), and ``storage.rowgroups``
     writes row groups of one ``SORT_KEYS[0]`` value each, sorted by the other keys.
-    Spans get ``resolved_agent`` filled from their parents anywhere in the lake
-    (``compaction_sql.compact_spans_sql``). A file written by an older schema version is
+    Spans get ``resolved_agent`` filled from their ancestors in the partition and the agent
+    spans of the whole lake (``_register_agents``, ``storage.agents``). A file written by an older schema version is
     merged whatever its size and however few files its partition has, so it is
     rewritten once with every column.
     """
@@ -162,13 +164,6 @@ def _merge(fs: LakeFS, t: Table, inputs: list[DataFile], outputs: list[str], tar
     present = set().union(*(fs.parquet_schema(f.path).names for f in inputs))
     columns = [c for c in t.stored_columns if c in present]
     params: dict[str, Any] = {"files": [fs.uri(f.path) for f in inputs]}
-    if t is SPANS:
-        # parents anywhere in the lake that name an agent; any parent in this partition
-        sql = compaction_sql.compact_spans_sql(columns, t.key)
-        params["lake"] = table_glob(fs.uri(fs.root), t.name)
-        params["partition"] = fs.uri(outputs[0].rsplit("/", 1)[0]) + "/*.parquet"
-    else:
-        sql = compaction_sql.compact_sql(columns, t.key)
     out = RowGroupWriter(
         outputs,
         sort_keys=SORT_KEYS.get(t.name, ()),
@@ -181,12 +176,37 @@ def _merge(fs: LakeFS, t: Table, inputs: list[DataFile], outputs: list[str], tar
     )
     try:
         with merge_connection(fs) as con:
+            if t is SPANS:
+                _register_agents(con, fs, params, "resolved_agent" in present, outputs[0].rsplit("/", 1)[0])
+                sql = compaction_sql.compact_spans_sql(columns, t.key)
+            else:
+                sql = compaction_sql.compact_sql(columns, t.key)
             result = con.sql(sql, params=params)
             for batch in result.to_arrow_reader(4096):
                 out.write(conform_arrow(batch, t.stored_schema))
     finally:
         out.close()
     return out.written
+
+
+def _register_agents(con: Any, fs: LakeFS, params: dict[str, Any], has_resolved: bool, part: str) -> None:
+    """Register ``agents_found`` for ``compact_spans_sql``: the agents ``storage.agents``
+    resolves for the merged spans that need one, from their traces' spans in this
+    partition and the agent spans of the whole lake."""
+    found = pa.table({"trace_id": pa.array([], pa.string()), "span_id": pa.array([], pa.string()),
+                      "resolved_agent": pa.array([], pa.string())})
+    traces = con.sql(compaction_sql.unresolved_traces_sql(has_resolved), params=params).to_arrow_table()
+    if traces.num_rows:
+        con.register("unresolved_traces", traces)
+        files = [f"{part}/{name}" for name in fs.files(part) if name.endswith(".parquet")]
+        part_has_resolved = any("resolved_agent" in fs.parquet_schema(f).names for f in files)
+        rows = con.sql(compaction_sql.agent_lookup_sql(part_has_resolved), params={
+            "partition": fs.uri(part) + "/*.parquet", "lake": table_glob(fs.uri(fs.root), SPANS.name),
+        }).to_arrow_table()
+        resolved = agents.resolve_columns(rows)
+        found = pa.table({"trace_id": rows.column("trace_id"), "span_id": rows.column("span_id"),
+                          "resolved_agent": resolved}).filter(pc.is_valid(resolved))
+    con.register("agents_found", found)
 
 
 def merge_connection(fs: LakeFS) -> Any:

@@ -57,7 +57,8 @@ if TYPE_CHECKING:
 
 _R = TypeVar("_R")
 _ARROW_BATCH_ROWS = 8192
-_VANISHED_RETRIES = 3
+_VANISHED_RETRIES = 6
+_VANISHED_WAIT_S = 0.01  # doubled at each retry: 0.63 s in all at most
 _VANISHED = re.compile(r'Cannot open file "(?P<path>[^"]+)": No such file or directory')
 
 Params = Sequence[Any] | Mapping[str, Any] | None
@@ -200,7 +201,7 @@ class Gateway:
         """Check ``sql``, then ``fetch(cursor, row limit)`` (which runs it) under the time limit.
 
         A query that finds a lake file gone is run again (up to ``_VANISHED_RETRIES``
-        times, within the same time limit): DuckDB lists a view's files when the query
+        times, waiting a little longer each time, within the same time limit): DuckDB lists a view's files when the query
         starts, and compaction deletes the files it merged — after publishing their
         merge, so the next run reads that instead. Without this a reader during
         compaction failed now and then with "Cannot open file" (tests/storage/test_duckdb.py).
@@ -223,6 +224,9 @@ class Gateway:
             except duckdb.IOException as exc:
                 if attempt == _VANISHED_RETRIES or not self._vanished(exc):
                     raise QueryError(_message(exc)) from exc
+                # the merge deletes its inputs one by one: give it a moment to finish
+                delay = _VANISHED_WAIT_S * 2**attempt
+                time.sleep(delay if deadline is None else min(delay, max(deadline - time.monotonic(), 0)))
             except duckdb.Error as exc:
                 raise QueryError(_message(exc)) from exc
             finally:

@@ -21,7 +21,7 @@ see half a file. ``batch_id`` is the collector's fixed-width checkpoint position
 
 Lake columns (``Table.lake_columns``): ``spans.resolved_agent`` is filled here, not by the
 producer — by ``write_batch`` where the batch alone decides it, and by ``compact`` from
-the whole lake (see ``_resolve_agents`` and ``queries.compaction.compact_spans_sql``).
+the partition and the lake (the rule: ``storage.agents``).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from storage import compaction, derived
+from storage import agents, compaction, derived
 from storage.files import (SEED_DATE, SEED_NAME, DataFile, LakeError, check_batch_id, data_files, partition_dir,
                            partitions, write_parquet)
 from storage.files import table as _table
@@ -235,32 +235,12 @@ def _to_arrow(t: Table, columns: Mapping[str, Sequence[Any]]) -> pa.Table:
 
 
 def _resolve_agents(data: pa.Table) -> pa.Table:
-    """Fill ``resolved_agent`` where this batch alone decides it (the rule: storage.schema).
-
-    A span naming its agent resolves to it, a root to its service; a span whose parent
-    is in the batch to the parent's agent_name, else its own service. Spans whose parent
-    is elsewhere stay NULL for compaction (exporters send children before their parent,
-    so for long agent runs that is most calls). Values already given are kept.
-    """
+    """Fill ``resolved_agent`` where this batch alone decides it (``storage.agents``): spans
+    whose chain of parents is complete in the batch; the rest stay NULL for compaction
+    (exporters send children before their parents, so for long agent runs that is most
+    calls). Values already given are kept."""
     col = data.schema.get_field_index("resolved_agent")
-    agent, parent = data.column("agent_name"), data.column("parent_span_id")
-    service = data.column("service_name")
-    root_service = pc.if_else(pc.is_null(parent), service, pa.scalar(None, pa.string()))
-    known = pc.coalesce(data.column(col), agent, root_service)
-    need = pc.is_null(known)
-    if pc.any(need).as_py():
-        # "trace/span" keys: ids are hex, so the separator keeps the pair unambiguous
-        trace = data.column("trace_id")
-        keys = pc.binary_join_element_wise(trace, data.column("span_id"), "/")
-        named = pc.is_valid(agent)
-        wanted = pc.binary_join_element_wise(trace.filter(need), parent.filter(need), "/")
-        at = pc.index_in(wanted, value_set=keys.filter(named).combine_chunks())
-        from_parent = agent.filter(named).combine_chunks().take(at)
-        found = pc.is_in(wanted, value_set=keys.combine_chunks())
-        fallback = pc.if_else(found, service.filter(need), pa.scalar(None, pa.string()))
-        filled = pc.coalesce(from_parent, fallback)
-        known = pc.replace_with_mask(known.combine_chunks(), need.combine_chunks(), filled.combine_chunks())
-    return data.set_column(col, data.schema.field(col), known)
+    return data.set_column(col, data.schema.field(col), agents.resolve_columns(data))
 
 
 def _split_by_date(data: pa.Table, time_column: str) -> Iterable[tuple[str, pa.Table]]:

@@ -27,47 +27,51 @@ def compact_sql(columns: Sequence[str], key: Sequence[str]) -> str:
 
 
 def compact_spans_sql(columns: Sequence[str], key: Sequence[str]) -> str:
-    """``compact_sql`` for spans, with ``resolved_agent`` filled (the rule: storage.schema).
-
-    A span without agent_name or resolved_agent looks its parent up: among the spans of
-    the whole lake (``$lake``) that name an agent — few, and the files' row-group
-    statistics skip the rest — else among every span of its own partition
-    (``$partition``), which resolves it to its service. A parent found nowhere leaves it
-    NULL: the views' join resolves it at query time, a later compaction for good.
-    """
+    """``compact_sql`` for spans, with ``resolved_agent`` filled from ``agents_found``
+    (trace_id, span_id, resolved_agent: what ``storage.agents`` resolved for the rows that
+    need it, registered by storage.compaction). A row it could not resolve stays NULL: the
+    views' join resolves it at query time, a later compaction for good."""
     ctes, rows = _compact_rows(key)
     given = "s.resolved_agent" if "resolved_agent" in columns else "NULL"
-    resolved = (
-        f"coalesce({given}, s.agent_name, CASE WHEN s.parent_span_id IS NULL THEN s.service_name END, "
-        "n.agent_name, CASE WHEN h.span_id IS NOT NULL THEN s.service_name END) AS resolved_agent"
-    )
+    resolved = f"coalesce({given}, s.agent_name, f.agent) AS resolved_agent"
     cols = ", ".join(resolved if c == "resolved_agent" else f"s.{ident(c)}" for c in columns)
     if "resolved_agent" not in columns:
         cols += f", {resolved}"
-    given_src = "resolved_agent" if "resolved_agent" in columns else "NULL"
-    # the parent to look up; NULL (no hash-join work) for rows that need none
-    parent = f"CASE WHEN s.agent_name IS NULL AND {given} IS NULL THEN s.parent_span_id END"
+    # the key to look up; NULL (no hash-join work) for rows that need none
+    need = f"CASE WHEN s.agent_name IS NULL AND {given} IS NULL THEN s.span_id END"
     return f"""{ctes},
-wanted AS (
-    SELECT DISTINCT trace_id, parent_span_id AS span_id FROM src
-    WHERE agent_name IS NULL AND {given_src} IS NULL AND parent_span_id IS NOT NULL
-),
-named AS (
-    SELECT p.trace_id, p.span_id, any_value(p.agent_name) AS agent_name
-    FROM read_parquet($lake, union_by_name = true, hive_partitioning = false) AS p
-    SEMI JOIN wanted USING (trace_id, span_id)
-    WHERE p.agent_name IS NOT NULL
-    GROUP BY p.trace_id, p.span_id
-),
-near AS (
-    SELECT DISTINCT p.trace_id, p.span_id
-    FROM read_parquet($partition, union_by_name = true, hive_partitioning = false) AS p
-    SEMI JOIN wanted USING (trace_id, span_id)
+found AS (
+    -- one row per span even if the lookup met it twice, so the join never doubles a row
+    SELECT trace_id, span_id, any_value(resolved_agent) AS agent FROM agents_found GROUP BY ALL
 )
 SELECT {cols}
 FROM {rows} AS s
-LEFT JOIN named AS n ON n.trace_id = s.trace_id AND n.span_id = {parent}
-LEFT JOIN near AS h ON h.trace_id = s.trace_id AND h.span_id = {parent}"""
+LEFT JOIN found AS f ON f.trace_id = s.trace_id AND f.span_id = {need}"""
+
+
+def unresolved_traces_sql(has_resolved: bool) -> str:
+    """The traces of ``$files`` with spans whose agent is not resolved yet."""
+    given = "resolved_agent" if has_resolved else "NULL"
+    return f"""SELECT DISTINCT trace_id
+FROM read_parquet($files, union_by_name = true, hive_partitioning = false)
+WHERE agent_name IS NULL AND {given} IS NULL"""
+
+
+def agent_lookup_sql(partition_has_resolved: bool) -> str:
+    """What ``storage.agents`` needs to resolve the spans of ``unresolved_traces``: every
+    span of those traces in the partition (``$partition``, the merged files among them),
+    and those elsewhere in the lake (``$lake``) that name an agent — few, and row-group
+    statistics skip the rest."""
+    stored = "resolved_agent" if partition_has_resolved else "NULL::VARCHAR AS resolved_agent"
+    cols = "trace_id, span_id, parent_span_id, agent_name, service_name"
+    return f"""SELECT {cols}, {stored}
+FROM read_parquet($partition, union_by_name = true, hive_partitioning = false)
+SEMI JOIN unresolved_traces USING (trace_id)
+UNION ALL
+SELECT {cols}, agent_name AS resolved_agent
+FROM read_parquet($lake, union_by_name = true, hive_partitioning = false)
+SEMI JOIN unresolved_traces USING (trace_id)
+WHERE agent_name IS NOT NULL"""
 
 
 def _compact_rows(key: Sequence[str]) -> tuple[str, str]:

@@ -83,11 +83,9 @@ GROUP BY l.trace_id, l.span_id"""
 
 
 # --------------------------------------------------------------------------- agents
-# Which agent made a call (storage.schema, resolved_agent): the span's own agent_name
-# (gen_ai.agent.name on the call itself); else its direct parent's — an invoke_agent
-# span, or a GenAI trace's root, which normalize/ names after service.name;
-# else the span's own service.name. One level only: a recursive walk up the span tree
-# costs seconds at 10M spans.
+# Which agent made a call: spans.resolved_agent, filled by the lake when it writes and
+# compacts (the rule: storage/agents.py) — the nearest span at or above the call that
+# names an agent, at any depth, else the root's service.
 SPAN_AGENTS_SQL = """CREATE OR REPLACE VIEW span_agents AS
 SELECT a.trace_id, a.span_id, any_value(a.agent_name) AS agent_name
 FROM spans AS a
@@ -100,10 +98,14 @@ def _agent_ctes(span_type: str, extra: str = "") -> str:
     """CTEs ending in ``calls``: every ``span_type`` span, ``agent`` resolved (the rule above).
 
     Resolved rows (``resolved_agent`` set by the lake) need no join. The rest —
-    ``unresolved``: written before their parent, not compacted since — look their parent
-    up in ``parents``, which aggregates only those parents: aggregating every agent span
-    of the lake would cost more than the whole scan. ``extra``: more columns for both
-    branches, each ``, <expr> AS <name>`` over ``s``.
+    ``unresolved``: their chain of parents was not complete when written, and they were not
+    compacted since — take a cheaper rule until compaction resolves them: their direct
+    parent's agent_name, else their own service. Walking up every ancestor at query time
+    meant reading every span of the lake (a chain's unnamed links have no row-group
+    statistics to skip by): ~5x slower on a fresh lake, and as slow again per query for
+    each call whose chain stays broken. ``parents`` aggregates only the parents that name
+    an agent (few; row groups of other spans are skipped). ``extra``: more columns for
+    both branches, each ``, <expr> AS <name>`` over ``s``.
     """
     return f"""unresolved AS NOT MATERIALIZED (
     SELECT * FROM spans AS s WHERE s.span_type = '{span_type}' AND s.resolved_agent IS NULL
@@ -158,19 +160,49 @@ FROM calls AS c"""
 # The root: the span without a parent, else (root not received yet) the earliest span.
 # One BIGINT orders both ways at once; arg_min on it is cheaper than on a (bool, ts) struct.
 _ROOT_FIRST = "((s.parent_span_id IS NOT NULL)::BIGINT << 60) + epoch_us(s.start_time)"
-# The run's agent in one pass: the root's agent_name, else the earliest agent span's, else
-# the root's service.name (rank in the top bits, then time).
-_AGENT_RANK = """((CASE WHEN s.parent_span_id IS NULL AND s.agent_name IS NOT NULL THEN 0
-                WHEN s.span_type = 'agent' AND s.agent_name IS NOT NULL THEN 1
-                WHEN s.parent_span_id IS NULL THEN 2 ELSE 3 END)::BIGINT << 60)
-             + epoch_us(s.start_time)"""
+_AT = "epoch_us(s.start_time)"
+# The outermost span that names an agent: the root if it names one, else an agent span,
+# else any; then the earliest (a span starts before what it calls, ties are common).
+_OUTERMOST = ("((s.parent_span_id IS NOT NULL)::BIGINT << 61) + ((s.span_type IS DISTINCT FROM 'agent')::BIGINT << 60)"
+              " + epoch_us(s.start_time)")
 
+
+def _has_text(message: str) -> str:
+    """A GenAI message (JSON) with a non-empty text part: a tool call alone is not one."""
+    return (f"len(list_filter(TRY_CAST(json_extract({message}, '$.parts') AS JSON[]), "
+            "lambda p: json_extract_string(p, '$.type') = 'text' "
+            "AND coalesce(json_extract_string(p, '$.content'), '') <> '')) > 0")
+
+
+def first_user_message(messages: str) -> str:
+    """The first user message with text of a messages JSON array, as a one-message array
+    (NULL when there is none; malformed JSON is none)."""
+    keep = f"lambda m: json_extract_string(m, '$.role') = 'user' AND {_has_text('m')}"
+    return f"nullif(CAST(to_json(list_filter(TRY_CAST({messages} AS JSON[]), {keep})[1:1]) AS VARCHAR), '[]')"
+
+
+def final_answer(messages: str) -> str:
+    """The last assistant message with text of a messages JSON array (a message without a
+    role counts: output messages often leave it out), as a one-message array."""
+    keep = f"lambda m: coalesce(json_extract_string(m, '$.role'), 'assistant') = 'assistant' AND {_has_text('m')}"
+    return f"nullif(CAST(to_json(list_filter(TRY_CAST({messages} AS JSON[]), {keep})[-1:]) AS VARCHAR), '[]')"
+
+
+# One row per trace. The run's agent: the outermost span that names one (the root if it
+# does, else an agent span, else the earliest: a span starts before what it calls), and
+# only then the root's service. Its input: the user's task — the first user message with
+# text of the root, else of the outermost agent span, else of the first call with input.
+# Its output: the final answer — the last assistant message with text of the root, else
+# of the outermost agent span, else of the last call with output; a tool call is never a
+# run's output. Every candidate is an aggregate of its own (a FILTER, never "the first
+# non-NULL in some order", which is what arg_min's NULL-skipping gave before), so unused
+# ones are pruned, and the JSON is read once per run, after grouping (reading every
+# call's messages made `count(output)` over all runs 5x slower).
 AGENT_RUNS_SQL = f"""CREATE OR REPLACE VIEW agent_runs AS
 WITH per_trace AS (
-    -- one aggregate per root field (not one struct), so unused ones are pruned
     SELECT
         s.trace_id,
-        arg_min(coalesce(s.agent_name, s.service_name), {_AGENT_RANK}) AS agent,
+        arg_min(s.agent_name, {_OUTERMOST}) FILTER (WHERE s.agent_name IS NOT NULL) AS named_agent,
         arg_min(s.name, {_ROOT_FIRST}) AS root_name,
         bool_or(s.status_code = 'error' AND (s.parent_span_id IS NULL OR s.span_type = 'agent')) AS errored,
         arg_min(s.start_time, {_ROOT_FIRST}) AS start_time,
@@ -181,8 +213,10 @@ WITH per_trace AS (
         count(*) FILTER (WHERE s.span_type = 'llm') AS llm_calls,
         count(*) FILTER (WHERE s.span_type = 'tool') AS tool_calls,
         count(*) FILTER (WHERE s.span_type IN ('llm', 'agent', 'tool')) AS genai_spans,
-        arg_min(s.input_messages, {_ROOT_FIRST}) AS root_input,
-        arg_min(s.output_messages, {_ROOT_FIRST}) AS root_output,
+        arg_min(s.input_messages, {_AT}) FILTER (WHERE s.parent_span_id IS NULL) AS root_input,
+        arg_min(s.output_messages, {_AT}) FILTER (WHERE s.parent_span_id IS NULL) AS root_output,
+        arg_min(s.input_messages, {_OUTERMOST}) FILTER (WHERE s.agent_name IS NOT NULL) AS agent_input,
+        arg_min(s.output_messages, {_OUTERMOST}) FILTER (WHERE s.agent_name IS NOT NULL) AS agent_output,
         arg_min(s.owner, {_ROOT_FIRST}) AS owner,
         arg_min(s.service_name, {_ROOT_FIRST}) AS service_name,
         arg_min(s.date, {_ROOT_FIRST}) AS date
@@ -190,6 +224,7 @@ WITH per_trace AS (
     GROUP BY s.trace_id
 ),
 llm_io AS (
+    -- arg_min/arg_max skip NULLs: the first call that has input, the last that has output
     SELECT trace_id,
            arg_min(input_messages, start_time) AS first_input,
            arg_max(output_messages, start_time) AS last_output
@@ -197,12 +232,14 @@ llm_io AS (
     GROUP BY trace_id
 )
 SELECT
-    t.trace_id, t.agent, t.root_name,
+    t.trace_id, coalesce(t.named_agent, t.service_name) AS agent, t.root_name,
     CASE WHEN t.errored THEN 'error' ELSE 'ok' END AS status,
     t.start_time, t.duration_ms,
     t.cost_usd, t.input_tokens, t.output_tokens, t.llm_calls, t.tool_calls,
-    coalesce(t.root_input, io.first_input) AS input,
-    coalesce(t.root_output, io.last_output) AS output,
+    coalesce({first_user_message('t.root_input')}, {first_user_message('t.agent_input')},
+             {first_user_message('io.first_input')}) AS input,
+    coalesce({final_answer('t.root_output')}, {final_answer('t.agent_output')},
+             {final_answer('io.last_output')}) AS output,
     t.owner, t.service_name, t.date
 FROM per_trace AS t
 -- one row per trace_id: DuckDB drops this join unless input/output are selected

@@ -169,22 +169,12 @@ def test_core_fields_links_and_raw_attributes() -> None:
     same_as_reference(otlp.trace_request(span))
 
 
-def test_plain_root_of_a_genai_trace() -> None:
+def test_a_root_of_a_genai_trace_is_not_named_after_the_service() -> None:
     root = otlp.make_span({"http.route": "/ask"}, name="POST /ask", parent=b"")
     child = otlp.make_span({"gen_ai.operation.name": "chat"}, name="chat m", span_id=b"\x05" * 8, parent=otlp.SPAN_ID)
     other = otlp.make_span({}, name="GET /health", parent=b"", trace=b"\x09" * 16)
     table = same_as_reference(otlp.trace_request(root, child, other))
-    assert table.column("agent_name").to_pylist() == [otlp.SERVICE, None, None]
-
-
-def test_root_fallback_is_per_request() -> None:
-    """A GenAI child in another payload does not name a root: the reference sees one
-    request at a time, and so must the batch."""
-    root = otlp.trace_request(otlp.make_span({}, name="POST /ask", parent=b""))
-    child = otlp.trace_request(otlp.make_span({"gen_ai.operation.name": "chat"}, name="chat m", span_id=b"\x05" * 8))
-    table = same_as_reference(root, child, otlp.trace_request(otlp.make_span({}, name="POST /ask", parent=b""), *[
-        otlp.make_span({"gen_ai.operation.name": "chat"}, span_id=b"\x06" * 8)]), owners=["a", "b", "c"])
-    assert table.column("agent_name").to_pylist() == [None, None, otlp.SERVICE, None]
+    assert table.column("agent_name").to_pylist() == [None, None, None]
 
 
 # -- several payloads, owners, resources and scopes ------------------------------------

@@ -160,12 +160,14 @@ def test_agent(attrs: dict, name: str, parent: bytes, agent: str | None, agent_i
     assert (row["agent_name"], row["agent_id"]) == (agent, agent_id)
 
 
-def test_plain_root_of_a_genai_trace_takes_the_service_name() -> None:
+def test_a_root_of_a_genai_trace_is_not_named_after_the_service() -> None:
+    """The service is the views' last fallback for a run's agent, after every span of the
+    run that names one; baked into the root it outranked them (issue #10)."""
     root = make_span({"http.route": "/ask"}, name="POST /ask", parent=b"")
     child = make_span({"gen_ai.operation.name": "chat"}, name="chat m", span_id=b"\x05" * 8, parent=SPAN_ID)
     other_trace_root = make_span({}, name="GET /health", parent=b"", trace=b"\x09" * 16)
     got = rows(normalize_traces(trace_request(root, child, other_trace_root), None))
-    assert [r["agent_name"] for r in got] == [SERVICE, None, None]
+    assert [r["agent_name"] for r in got] == [None, None, None]
 
 
 @pytest.mark.parametrize(("attrs", "name", "want"), TOOLS)

@@ -385,7 +385,7 @@ def test_write_batch_resolves_what_the_batch_alone_decides(lake: Lake) -> None:
         agent(1, 1, name="triage"),
         llm(1, 2, 1),  # parent in the batch, naming an agent
         span(1, 3, 1, name="step"),  # parent in the batch: so is this one
-        llm(1, 4, 3),  # parent in the batch without an agent: the service
+        llm(1, 4, 3),  # under "step", under the agent: the nearest agent above, at any depth
         llm(1, 5, 9),  # parent not in the batch: left to compaction
         llm(1, 6, 9, agent_name="self-named"),
         span(2, 1, service_name="root-svc"),  # a root without an agent: its service
@@ -393,7 +393,7 @@ def test_write_batch_resolves_what_the_batch_alone_decides(lake: Lake) -> None:
         llm(3, 2, 1),  # span 1 of trace 3 does not exist: span ids repeat across traces
     ]))
     assert resolved(lake) == {
-        (1, 1): "triage", (1, 2): "triage", (1, 3): "triage", (1, 4): "svc", (1, 5): None,
+        (1, 1): "triage", (1, 2): "triage", (1, 3): "triage", (1, 4): "triage", (1, 5): None,
         (1, 6): "self-named", (2, 1): "root-svc", (2, 2): "root-svc", (3, 2): None,
     }
 
@@ -421,7 +421,7 @@ def test_compaction_resolves_from_parents_anywhere_in_the_lake(lake: Lake) -> No
     assert resolved(lake) == {
         (1, 1): "triage", (2, 1): "billing",
         (1, 2): "triage", (2, 2): "billing", (1, 7): "triage",  # parents in the other partition
-        (1, 3): "svc",  # parent 7 is here but names no agent: the call's own service
+        (1, 3): "triage",  # parent 7 names no agent: its own parent's, two levels up
         (1, 4): None,  # parent 8 is nowhere yet: still unresolved
     }
     # a later compaction resolves what arrived since, once the compacted file is merged
@@ -433,7 +433,7 @@ def test_compaction_resolves_from_parents_anywhere_in_the_lake(lake: Lake) -> No
     lake.write_batch(bid(6), batch(spans=[span(4, 3, at=next_day)]))
     lake.write_batch(bid(7), batch(spans=[span(5, 3, at=next_day)]))
     lake.compact("spans", below_batch_id=bid(10), min_files=2)
-    assert resolved(lake)[1, 4] == "svc"
+    assert resolved(lake)[1, 4] == "triage"
 
 
 def test_compaction_keeps_resolved_values_and_resolves_each_copy_once(lake: Lake) -> None:
