@@ -16,10 +16,7 @@ to ``<out>/<instrumentation>/<signal>-<n>.json``.
 from __future__ import annotations
 
 import argparse
-import base64
 import datetime as dt
-import gzip
-import http.server
 import importlib.metadata
 import json
 import os
@@ -27,7 +24,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +31,7 @@ REPO = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = REPO / "tests" / "testdata" / "recorded"
 MAX_TOKENS = 32
 AGENT_NAME = "weather_helper"
-SIGNALS = ("traces", "logs", "metrics")
+README_MARKER = "\n<!-- scripts/record_frameworks.py writes below this line -->\n"
 
 # The environment each instrumentation runs under; the content-capture values are the
 # ones the packages read (opentelemetry-util-genai: `true` on the v1.30 path, a
@@ -74,82 +70,6 @@ WEATHER_TOOL = {
         },
     },
 }
-
-
-# -- OTLP/JSON ---------------------------------------------------------------
-
-_REQUEST_TYPES = {
-    "traces": "opentelemetry.proto.collector.trace.v1.trace_service_pb2:ExportTraceServiceRequest",
-    "logs": "opentelemetry.proto.collector.logs.v1.logs_service_pb2:ExportLogsServiceRequest",
-    "metrics": "opentelemetry.proto.collector.metrics.v1.metrics_service_pb2:ExportMetricsServiceRequest",
-}
-_ID_KEYS = {"traceId", "spanId", "parentSpanId"}
-
-
-def _request_class(signal: str) -> Any:
-    module, name = _REQUEST_TYPES[signal].split(":")
-    return getattr(__import__(module, fromlist=[name]), name)
-
-
-def _hex_ids(node: Any) -> Any:
-    """OTLP/JSON writes trace and span ids as hex where proto3 JSON writes base64."""
-    if isinstance(node, dict):
-        return {
-            k: base64.b64decode(v).hex() if k in _ID_KEYS and isinstance(v, str) else _hex_ids(v)
-            for k, v in node.items()
-        }
-    if isinstance(node, list):
-        return [_hex_ids(v) for v in node]
-    return node
-
-
-def protobuf_to_otlp_json(signal: str, body: bytes) -> dict[str, Any]:
-    from google.protobuf import json_format
-
-    request = _request_class(signal)()
-    request.ParseFromString(body)
-    return _hex_ids(json_format.MessageToDict(request, use_integers_for_enums=True))
-
-
-# -- capture server ----------------------------------------------------------
-
-
-class _Capture(http.server.ThreadingHTTPServer):
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _CaptureHandler)
-        self.lock = threading.Lock()
-        self.bodies: list[tuple[str, str, bytes]] = []  # (instrumentation, signal, protobuf)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
-
-
-class _CaptureHandler(http.server.BaseHTTPRequestHandler):
-    server: _Capture
-
-    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-        # paths look like /<instrumentation>/v1/<signal>
-        parts = self.path.strip("/").split("/")
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        if self.headers.get("Content-Encoding") == "gzip":
-            body = gzip.decompress(body)
-        if len(parts) != 3 or parts[0] not in INSTRUMENTATIONS or parts[2] not in SIGNALS:
-            self.send_error(404)
-            return
-        if self.headers.get("Content-Type") != "application/x-protobuf":
-            self.send_error(415)
-            return
-        with self.server.lock:
-            self.server.bodies.append((parts[0], parts[2], body))
-        # an empty Export*ServiceResponse serializes to zero bytes
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-protobuf")
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
 
 
 # -- the child: one instrumentation, one agent turn --------------------------
@@ -317,40 +237,34 @@ def _readme(model_id: str) -> str:
 
 def record(out: Path) -> list[Path]:
     from bench_runner.llama_server import LlamaServer
+    from otelbench.testing.otlp_capture import CaptureServer, write_recordings
 
-    capture = _Capture()
-    threading.Thread(target=capture.serve_forever, daemon=True).start()
     written: list[Path] = []
     log_dir = tempfile.TemporaryDirectory(prefix="otelbench-record-")
-    try:
-        # a startup failure quotes the log's tail in its error, so the file can go
-        with log_dir, LlamaServer(log_path=Path(log_dir.name) / "llama.log") as server:
-            print(f"llama.cpp server ready in {server.startup_s:.1f}s at {server.base_url}")
-            for name in INSTRUMENTATIONS:
-                cmd = [
-                    sys.executable, __file__, "--child", name,
-                    "--endpoint", f"{capture.url}/{name}",
-                    "--base-url", server.base_url, "--model", server.model_id or "",
-                ]  # fmt: skip
-                print(f"recording {name} ...")
-                subprocess.run(cmd, env=_child_env(name), check=True, timeout=300)
-    finally:
-        capture.shutdown()
-        capture.server_close()
+    # a startup failure quotes the log's tail in its error, so the file can go
+    with CaptureServer(frozenset(INSTRUMENTATIONS)) as capture, log_dir, LlamaServer(
+        log_path=Path(log_dir.name) / "llama.log"
+    ) as server:
+        print(f"llama.cpp server ready in {server.startup_s:.1f}s at {server.base_url}")
+        for name in INSTRUMENTATIONS:
+            cmd = [
+                sys.executable, __file__, "--child", name,
+                "--endpoint", f"{capture.url}/{name}",
+                "--base-url", server.base_url, "--model", server.model_id or "",
+            ]  # fmt: skip
+            print(f"recording {name} ...")
+            subprocess.run(cmd, env=_child_env(name), check=True, timeout=300)
+        bodies = capture.bodies()
     for name in INSTRUMENTATIONS:
         folder = out / name
         if folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
-        counts: dict[str, int] = {}
-        for inst, signal, body in capture.bodies:
-            if inst != name:
-                continue
-            counts[signal] = counts.get(signal, 0) + 1
-            path = folder / f"{signal}-{counts[signal]}.json"
-            path.write_text(json.dumps(protobuf_to_otlp_json(signal, body), indent=1) + "\n")
-            written.append(path)
-    (out / "README.md").write_text(_readme(server.model_id or ""))
+        written += write_recordings([b for b in bodies if b[0] == name], folder)
+    readme = out / "README.md"
+    # scripts/record_frameworks.py writes the part below the marker; keep it
+    rest = readme.read_text().partition(README_MARKER)[2] if readme.exists() else ""
+    readme.write_text(_readme(server.model_id or "") + (README_MARKER + rest if rest else ""))
     return written
 
 

@@ -15,6 +15,13 @@ serves a failing model next to a working one.
 CLOCK_MONOTONIC on Linux, shared by all processes) of the last completed script, so a
 benchmark can tell the stub's pacing error from the client's measuring error.
 
+``/weather/v1`` is a canned one-tool agent turn for recording what agent frameworks send
+(scripts/record_frameworks.py): a request without a ``tool`` message is answered with a
+call of ``get_weather`` for Paris, one with the tool's result with the final answer;
+streamed or not as asked, with usage (in a stream only when ``stream_options``
+asks for it, as OpenAI does), and a response ``model`` that is the requested one's dated
+snapshot. ``GET /stub/served`` lists what each such reply was (``StubServer.served``).
+
 Run it in its own process (as benchmarks/bench_fidelity.py does) with
 ``python -m otelbench.testing.openai_stub``; it prints ``listening <url>``.
 """
@@ -75,6 +82,7 @@ class Out:
         self.h = handler
         self.chunked = True
         self.t_tokens: list[int] = []
+        self.request: Any = None  # the request body as JSON, None when it is not JSON
 
     def start(self, status: int = 200, *, chunked: bool = True) -> None:
         self.chunked = chunked
@@ -97,6 +105,15 @@ class Out:
     def trace(self) -> dict[str, Any]:
         return {"t_received_ns": getattr(self.h, "t_received", None), "t_token_ns": self.t_tokens,
                 "t_end_ns": time.perf_counter_ns()}  # fmt: skip
+
+    def json(self, body: dict[str, Any]) -> None:
+        """A whole (non-streamed) JSON answer."""
+        data = json.dumps(body).encode()
+        self.h.send_response(200)
+        self.h.send_header("Content-Type", "application/json")
+        self.h.send_header("Content-Length", str(len(data)))
+        self.h.end_headers()
+        self.h.wfile.write(data)
 
     def end(self) -> None:
         # Publish the trace before the body's last byte, so a client that asks for it
@@ -299,11 +316,112 @@ def s_paced(out: Out, p: dict[str, float]) -> None:
     out.end()
 
 
+# -- the weather agent turn ------------------------------------------------------
+# One scripted answer per side of a tool-using turn; the numbers are distinct per call,
+# so a recording shows which call each token count came from.
+WEATHER_CITY = "Paris"
+WEATHER_ARGUMENTS = '{"city": "Paris"}'
+WEATHER_ANSWER = "It is sunny in Paris, 22 °C."
+WEATHER_CALL_ID = "call_weather_paris_1"
+WEATHER_USAGE = {  # reply → (prompt_tokens, completion_tokens)
+    "tool_call": (61, 17),
+    "answer": (94, 12),
+}
+SNAPSHOT = "-2024-07-18"  # the dated snapshot a response names, e.g. gpt-4o-mini-2024-07-18
+
+
+def response_model(requested: str) -> str:
+    return requested if requested.endswith(SNAPSHOT) else requested + SNAPSHOT
+
+
+def _weather_reply(request: dict[str, Any]) -> str:
+    """``answer`` once the conversation holds a tool result, else ``tool_call``."""
+    messages = request.get("messages") or []
+    return "answer" if any(isinstance(m, dict) and m.get("role") == "tool" for m in messages) else "tool_call"
+
+
+def _usage(reply: str) -> dict[str, Any]:
+    prompt, completion = WEATHER_USAGE[reply]
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
+            "prompt_tokens_details": {"cached_tokens": 0}, "completion_tokens_details": {"reasoning_tokens": 0}}
+
+
+def _tool_call(arguments: str | None = WEATHER_ARGUMENTS) -> dict[str, Any]:
+    call: dict[str, Any] = {"id": WEATHER_CALL_ID, "type": "function",
+                            "function": {"name": "get_weather", "arguments": arguments}}
+    return call
+
+
+def s_weather(out: Out, p: dict[str, float]) -> None:
+    """A tool call to get_weather, then (after the tool result) the final answer.
+
+    ``ttft_ms`` delays the first streamed token (default 120), ``gap_ms`` spaces the rest
+    (default 15); a non-streamed answer comes at once.
+    """
+    request = out.request if isinstance(out.request, dict) else {}
+    reply = _weather_reply(request)
+    requested = str(request.get("model") or MODEL)
+    model = response_model(requested)
+    stream = bool(request.get("stream"))
+    include_usage = stream and bool((request.get("stream_options") or {}).get("include_usage"))
+    cid = f"chatcmpl-weather-{reply}"
+    created = int(time.time())
+    served = {"requested_model": requested, "response_model": model, "stream": stream, "reply": reply,
+              "usage": _usage(reply), "usage_sent": not stream or include_usage, "ttft_ms": None,
+              "tools": [t.get("function", {}).get("name") for t in request.get("tools") or []]}
+    if not stream:
+        message: dict[str, Any] = {"role": "assistant", "content": None, "refusal": None}
+        if reply == "tool_call":
+            message["tool_calls"] = [_tool_call()]
+            finish = "tool_calls"
+        else:
+            message["content"] = WEATHER_ANSWER
+            finish = "stop"
+        # recorded before the answer goes out: a client that asks right after has it
+        out.h.server.served.append(served)  # type: ignore[attr-defined]
+        out.json({"id": cid, "object": "chat.completion", "created": created, "model": model,
+                  "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
+                  "usage": _usage(reply), "system_fingerprint": "fp_stub"})
+        return
+
+    def frame(delta: dict[str, Any] | None, finish: str | None = None, **top: Any) -> bytes:
+        return sse(chunk(delta, finish, id=cid, created=created, model=model, system_fingerprint="fp_stub", **top))
+
+    t0 = out.h.t_received  # type: ignore[attr-defined]
+    ttft_ns, gap_s = int(p.get("ttft_ms", 120) * 1e6), p.get("gap_ms", 15) / 1000
+    out.start()
+    # OpenAI's first chunk (role, empty content) comes with the first token, after the
+    # prefill; sent at once it would make "time to first chunk" meaningless.
+    wait_until(t0 + ttft_ns)
+    out.send(frame({"role": "assistant", "content": None if reply == "tool_call" else ""}))
+    if reply == "tool_call":
+        first = {"index": 0, **_tool_call("")}
+        pieces = [frame({"tool_calls": [first]})]
+        pieces += [frame({"tool_calls": [{"index": 0, "function": {"arguments": a}}]})
+                   for a in ('{"city": ', '"Paris"}')]
+        finish = "tool_calls"
+    else:
+        words = WEATHER_ANSWER.split(" ")
+        pieces = [frame({"content": w if i == 0 else " " + w}) for i, w in enumerate(words)]
+        finish = "stop"
+    for i, piece in enumerate(pieces):
+        if i:
+            time.sleep(gap_s)
+        out.send(piece, token=True)
+    served["ttft_ms"] = (out.t_tokens[0] - t0) / 1e6
+    out.h.server.served.append(served)  # type: ignore[attr-defined]
+    out.send(frame({}, finish))
+    if include_usage:
+        out.send(frame(None, usage=_usage(reply)))
+    out.send(DONE)
+    out.end()
+
+
 SCRIPTS: dict[str, Script] = {
     "normal": s_normal, "usage": s_usage, "timings": s_timings, "lmstudio": s_lmstudio,
     "ollama": s_ollama, "role-first": s_role_first, "reasoning": s_reasoning, "tools": s_tools,
     "cut": s_cut, "hangup": s_hangup, "http500": s_http500, "garbage": s_garbage, "error": s_error, "stall": s_stall,
-    "empty": s_empty, "json": s_json, "paced": s_paced,
+    "empty": s_empty, "json": s_json, "paced": s_paced, "weather": s_weather,
 }  # fmt: skip
 
 
@@ -341,6 +459,8 @@ class _Handler(BaseHTTPRequestHandler):
         status, answer = 404, {}
         if self.path == "/stub/last_trace":
             status, answer = 200, self.server.last_trace
+        elif self.path == "/stub/served":
+            status, answer = 200, {"served": self.server.served}
         elif self.path.endswith("/v1/models"):
             status, answer = 200, {"object": "list", "data": [
                 {"id": m, "object": "model", "created": 0, "owned_by": "stub"} for m in models(self.path)]}
@@ -365,6 +485,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         out = Out(self)
         try:
+            out.request = json.loads(request)
+        except ValueError:
+            pass
+        try:
             script(out, params)
         except OSError:  # the client went away; nothing to answer
             self.close_connection = True
@@ -373,6 +497,10 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     last_trace: dict[str, Any] = {}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.served: list[dict[str, Any]] = []  # what each weather reply was, in order
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # Clients hang up mid-stream on purpose here (a bad chunk ends their read).
@@ -395,6 +523,11 @@ class StubServer:
     @property
     def last_trace(self) -> dict[str, Any]:
         return self._server.last_trace
+
+    @property
+    def served(self) -> list[dict[str, Any]]:
+        """What each weather reply was, in the order sent (a live list)."""
+        return self._server.served
 
     def __enter__(self) -> StubServer:
         self._thread.start()

@@ -212,7 +212,12 @@ def test_many_payloads_owners_resources_and_scopes() -> None:
 # -- recorded instrumentations and realistic traffic -----------------------------------
 
 
-@pytest.mark.parametrize("instrumentation", ["openai-v2", "openai-v2-latest", "openinference"])
+# scripts/record_fixtures.py's instrumentations, then scripts/record_frameworks.py's agent stacks
+RECORDED_STACKS = ["openai-v2", "openai-v2-latest", "openinference", "openllmetry", "openlit", "langchain",
+                   "pydantic-ai", "logfire", "openai-agents", "llamaindex", "crewai", "google-adk"]  # fmt: skip
+
+
+@pytest.mark.parametrize("instrumentation", RECORDED_STACKS)
 def test_recorded_fixtures(instrumentation: str) -> None:
     requests = recorded(instrumentation, "traces")
     assert requests
