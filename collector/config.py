@@ -62,7 +62,10 @@ class Protocols(Strict):
 
 class ApiKey(Strict):
     key: str = Field(min_length=8)
-    owner: str = Field(min_length=1)
+    owner: str = Field(min_length=1, pattern=r"^[^\x00-\x1f\x7f]+$")
+    # names the agent of every span sent with this key that names none (below an agent
+    # span's own name, above the service name); an X-Bench-Agent header overrides it
+    agent: str | None = Field(None, min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$")
 
 
 class Auth(Strict):
@@ -135,9 +138,10 @@ class Config(Strict):
         return frozenset(s for s, p in self.service.pipelines.items() if exporter in p.exporters)
 
     @property
-    def keys(self) -> dict[str, str]:
+    def keys(self) -> dict[str, tuple[str, str | None]]:
+        """Ingest key → (owner, default agent)."""
         otlp = self.receivers.otlp
-        return {k.key: k.owner for k in otlp.auth.keys} if otlp else {}
+        return {k.key: (k.owner, k.agent) for k in otlp.auth.keys} if otlp else {}
 
 
 def expand_env(value: Any, environ: Mapping[str, str], where: str = "") -> Any:

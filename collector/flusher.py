@@ -219,7 +219,7 @@ class Flusher:
             for pos, rec in wal.read_records(self.wal_dir, pos, durable, READ_CHUNK_BYTES, self._mine):
                 got = True
                 if rec is not None and self.sink is not None:
-                    self.sink.add(rec.signal, rec.owner, rec.payload)
+                    self.sink.add(rec.signal, rec.owner, rec.payload, rec.agent)
                     if self.sink.rows >= self.max_rows or self.sink.payload_bytes >= self.max_bytes:
                         break
             caught_up = pos >= durable

@@ -26,14 +26,14 @@ _SERVICES = {
 }
 
 
-def _key(context: grpc.ServicerContext) -> str | None:
+def _sender(context: grpc.ServicerContext) -> tuple[str | None, str | None]:
+    """The ingest key and the agent named in the call's metadata."""
     md = dict(context.invocation_metadata() or ())
-    if md.get("x-bench-key"):
-        return md["x-bench-key"]
+    key = md.get("x-bench-key") or None
     auth = md.get("authorization", "")
-    if auth[:7].lower() == "bearer ":
-        return auth[7:].strip()
-    return None
+    if key is None and auth[:7].lower() == "bearer ":
+        key = auth[7:].strip()
+    return key, md.get("x-bench-agent")
 
 
 def _abort(context: grpc.ServicerContext, err: ReceiverError) -> None:
@@ -52,9 +52,9 @@ def _handler(ingest: Ingest, signal: str):
     def export(raw: bytes, context: grpc.ServicerContext) -> bytes:
         telemetry.count(telemetry.requests, "grpc")
         try:
-            owner = ingest.authenticate(_key(context))
+            sender = ingest.authenticate(*_sender(context))
             message = encoding.decode(signal, raw, encoding.PROTOBUF)
-            result = ingest.export(signal, message, raw, owner).result()
+            result = ingest.export(signal, message, raw, sender).result()
         except ReceiverError as err:
             telemetry.count(telemetry.refused, str(err.http_status))
             _abort(context, err)

@@ -64,13 +64,13 @@ def create_app(ingest: Ingest, *, max_body_bytes: int, metrics: Callable[[], str
             if request.method != "POST":
                 raise MethodNotAllowed(f"{request.method} is not allowed: OTLP/HTTP uses POST")
             fmt = encoding.media_type(request.headers.get("content-type"))
-            owner = ingest.authenticate(_bearer(request))
+            sender = ingest.authenticate(_bearer(request), request.headers.get("x-bench-agent"))
             ingest.check_signal(signal)
             body = await _read_body(request, max_body_bytes)
             body = encoding.decompress(body, request.headers.get("content-encoding"), max_body_bytes)
             message = encoding.decode(signal, body, fmt)
             result = await asyncio.wrap_future(
-                ingest.export(signal, message, body if fmt == encoding.PROTOBUF else None, owner)
+                ingest.export(signal, message, body if fmt == encoding.PROTOBUF else None, sender)
             )
         except ReceiverError as err:
             telemetry.count(telemetry.refused, str(err.http_status))

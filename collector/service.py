@@ -10,6 +10,7 @@ lives in ``collector.errors``.
 from __future__ import annotations
 
 import hmac
+import re
 import threading
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from typing import Callable, Iterable
 from google.protobuf.message import Message
 
 from collector import validate, wal
-from collector.errors import NotFound, TooManyRequests, Unauthenticated, Unavailable
+from collector.errors import MalformedRequest, NotFound, TooManyRequests, Unauthenticated, Unavailable
 from collector.telemetry import Telemetry
 
 Forward = Callable[[str, bytes], None]  # (signal, OTLP protobuf payload) after acknowledgement
@@ -31,12 +32,24 @@ class ExportResult:
     message: str | None
 
 
+@dataclass(frozen=True)
+class Sender:
+    """Who sent a request: the ingest key's owner (None when auth is off) and the agent
+    the request names (the X-Bench-Agent header, else the key's default; None)."""
+
+    owner: str | None = None
+    agent: str | None = None
+
+
+_AGENT = re.compile(r"^[^\x00-\x1f\x7f]{1,200}$")  # printable: the log separates it with 0x1F
+
+
 class Ingest:
     def __init__(
         self,
         *,
         signals: Iterable[str],
-        keys: dict[str, str],
+        keys: dict[str, tuple[str, str | None]],
         committer: wal.GroupCommitter,
         telemetry: Telemetry,
         max_inflight: int,
@@ -57,14 +70,20 @@ class Ingest:
         self.stopping = False
 
     # -- admission ----------------------------------------------------------------
-    def authenticate(self, key: str | None) -> str | None:
-        """The owner of ``key``; ``None`` when auth is off. Raises Unauthenticated."""
+    def authenticate(self, key: str | None, agent: str | None = None) -> Sender:
+        """Who sent a request: the owner of ``key`` (None when auth is off) and the agent it
+        names — ``agent`` (the ``X-Bench-Agent`` header) else the key's default. Raises
+        Unauthenticated for a missing or unknown key, MalformedRequest for a bad agent."""
+        if agent is not None:
+            agent = agent.strip()
+            if not _AGENT.match(agent):
+                raise MalformedRequest("X-Bench-Agent must be 1 to 200 printable characters")
         if not self._keys:
-            return None
+            return Sender(None, agent)
         if key:
-            for known, owner in self._keys.items():
+            for known, (owner, default) in self._keys.items():
                 if hmac.compare_digest(known.encode(), key.encode()):
-                    return owner
+                    return Sender(owner, agent or default)
         raise Unauthenticated(
             "missing or unknown ingest key: send it as 'X-Bench-Key: <key>' or 'Authorization: Bearer <key>'"
         )
@@ -92,7 +111,7 @@ class Ingest:
             self.telemetry.inflight = self._inflight
 
     # -- the core -------------------------------------------------------------------
-    def export(self, signal: str, request: Message, raw: bytes | None, owner: str | None) -> "Future[ExportResult]":
+    def export(self, signal: str, request: Message, raw: bytes | None, sender: Sender) -> "Future[ExportResult]":
         """Validate, log durably, and resolve when fsynced. ``raw`` is the protobuf body if it has one."""
         self.check_signal(signal)
         self._admit()
@@ -107,7 +126,7 @@ class Ingest:
                 self._release()
                 return done
             payload = raw if raw is not None and not checked.changed else request.SerializeToString()
-            record = wal.encode_record(signal, owner, payload)
+            record = wal.encode_record(signal, sender.owner, payload, sender.agent)
             try:
                 durable = self._committer.submit(record)
             except wal.WalFull as exc:

@@ -7,8 +7,12 @@ during the previous fsync in one ``write`` and one ``fdatasync``.
 
 Layout: ``<dir>/wal-<seq>.log`` segments of records
 
-    u32 payload length | u32 crc32 | u8 signal | u8 reserved | u16 owner length
-    owner bytes (utf-8) | payload bytes
+    u32 payload length | u32 crc32 | u8 signal | u8 reserved | u16 sender length
+    sender bytes (utf-8) | payload bytes
+
+The sender is the ingest key's owner, then — when the request names an agent
+(``X-Bench-Agent``, or the key's default) — a 0x1F separator and the agent. Records
+written before agents existed hold the owner alone and read the same.
 
 A position is ``seq << 40 | offset``: one int, ordered like the log itself.
 The flusher reads records up to the *durable* position published by the
@@ -64,9 +68,12 @@ def list_segments(directory: Path) -> list[int]:
     return sorted(seqs)
 
 
-def encode_record(signal: str, owner: str | None, payload: bytes) -> bytes:
+SENDER_SEPARATOR = "\x1f"  # neither an owner (config) nor an agent (header check) may hold it
+
+
+def encode_record(signal: str, owner: str | None, payload: bytes, agent: str | None = None) -> bytes:
     code = SIGNAL_CODES[signal]
-    ob = owner.encode() if owner else b""
+    ob = ((owner or "") + (SENDER_SEPARATOR + agent if agent else "")).encode()
     crc = zlib.crc32(payload, zlib.crc32(ob, code))
     return HEADER.pack(len(payload), crc, code, 0, len(ob)) + ob + payload
 
@@ -77,6 +84,7 @@ class Record:
     signal: str
     owner: str | None
     payload: bytes
+    agent: str | None = None  # the agent the request named, if any
 
 
 def _records(
@@ -106,7 +114,8 @@ def _records(
         if zlib.crc32(payload, zlib.crc32(ob, code)) != crc:
             break
         i = reported = end
-        yield i, Record(position(seq, start + end), SIGNAL_NAMES[code], ob.decode() or None, payload)
+        owner, _, agent = ob.decode().partition(SENDER_SEPARATOR)
+        yield i, Record(position(seq, start + end), SIGNAL_NAMES[code], owner or None, payload, agent or None)
     if i != reported:
         yield i, None
 

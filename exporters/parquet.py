@@ -115,6 +115,7 @@ class ParquetSink:
         # traces are normalized a whole batch at a time (normalize.columnar)
         self._trace_payloads: list[bytes] = []
         self._trace_owners: list[str | None] = []
+        self._trace_agents: list[str | None] = []
         self.rows = 0
         self.payload_bytes = 0
         self.counts = {"traces": 0, "logs": 0, "metrics": 0}
@@ -130,12 +131,14 @@ class ParquetSink:
             trace_ids, span_ids = zip(*keys)
             self.recent.keep_new(span_keys(list(trace_ids), list(span_ids)))
 
-    def add(self, signal: str, owner: str | None, payload: bytes) -> None:
+    def add(self, signal: str, owner: str | None, payload: bytes, agent: str | None = None) -> None:
+        """One logged request: its signal, its sender (owner, the agent it names) and bytes."""
         if signal not in self.signals:
             return
         if signal == "traces":
             self._trace_payloads.append(payload)
             self._trace_owners.append(owner)
+            self._trace_agents.append(agent)
             self.payload_bytes += len(payload)
             return
         request = REQUEST_TYPES[signal]()
@@ -164,17 +167,17 @@ class ParquetSink:
         if not self._trace_payloads:
             return None
         try:
-            table = normalize_traces_arrow(self._trace_payloads, self._trace_owners)
+            table = normalize_traces_arrow(self._trace_payloads, self._trace_owners, self._trace_agents)
         except ValueError:  # a payload the columnar decoder refuses: the reference, request by request
             parts = []
-            for payload, owner in zip(self._trace_payloads, self._trace_owners):
+            for payload, owner, agent in zip(self._trace_payloads, self._trace_owners, self._trace_agents):
                 request = REQUEST_TYPES["traces"]()
                 try:
                     request.ParseFromString(payload)
                 except Exception:
                     self.undecodable += 1
                     continue
-                parts.append(pa.Table.from_pydict(rows.normalize_traces(request, owner), schema=SPANS.schema))
+                parts.append(pa.Table.from_pydict(rows.normalize_traces(request, owner, agent), schema=SPANS.schema))
             table = pa.concat_tables(parts) if parts else SPANS.schema.empty_table()
         keep = self.recent.keep_new(span_keys(table.column("trace_id"), table.column("span_id")))
         if keep is not None and len(keep) < table.num_rows:
@@ -191,7 +194,7 @@ class ParquetSink:
             self.counts["traces"] += spans.num_rows
         batch = Batch(tables, self.counts)
         self._columns = {}
-        self._trace_payloads, self._trace_owners = [], []
+        self._trace_payloads, self._trace_owners, self._trace_agents = [], [], []
         self.rows = self.payload_bytes = 0
         self.counts = {"traces": 0, "logs": 0, "metrics": 0}
         return batch

@@ -52,10 +52,13 @@ from storage.schema import SPANS
 # -- the entry point ---------------------------------------------------------------------
 
 
-def normalize_traces_arrow(payloads: list[bytes], owners: list[str | None]) -> pa.Table:
-    """Serialized ``ExportTraceServiceRequest`` payloads (one owner each) → the spans table."""
-    if len(payloads) != len(owners):
-        raise ValueError(f"{len(payloads)} payloads but {len(owners)} owners")
+def normalize_traces_arrow(payloads: list[bytes], owners: list[str | None],
+                           agents: list[str | None] | None = None) -> pa.Table:
+    """Serialized ``ExportTraceServiceRequest`` payloads (one owner and one request agent
+    each: the ``X-Bench-Agent`` header) → the spans table."""
+    agents = [None] * len(payloads) if agents is None else agents
+    if not len(payloads) == len(owners) == len(agents):
+        raise ValueError(f"{len(payloads)} payloads but {len(owners)} owners and {len(agents)} agents")
     if not payloads:
         return SPANS.schema.empty_table()
     rs_lists = ptars_handler().list_to_record_batch(payloads).column("resource_spans")
@@ -70,7 +73,7 @@ def normalize_traces_arrow(payloads: list[bytes], owners: list[str | None]) -> p
     sp_rs = ss_rs[sp_ss]
     sp = dict(zip([f.name for f in spans.type], spans.flatten()))
 
-    core = _core(rs, ss, sp, sp_rs, sp_ss, rs_req[sp_rs], owners)
+    core = _core(rs, ss, sp, sp_rs, sp_ss, rs_req[sp_rs], owners, agents)
     attrs = KV(sp["attributes"], n)
     events = Events(sp["events"], n)
     genai, reference = genai_columns(core, attrs, events)
@@ -123,7 +126,7 @@ def ptars_handler() -> Any:
 
 
 def _core(rs: pa.StructArray, ss: pa.StructArray, sp: dict[str, pa.Array], sp_rs: np.ndarray, sp_ss: np.ndarray,
-          sp_req: np.ndarray, owners: list[str | None]) -> pl.DataFrame:
+          sp_req: np.ndarray, owners: list[str | None], agents: list[str | None]) -> pl.DataFrame:
     """The OTLP columns of every span, and ``req`` (its payload) for the root pass."""
     # resources and scopes are few: their attributes go through the reference's Python
     res = [py_attrs(a) for a in pc.struct_field(rs.field("resource"), "attributes").to_pylist()]
@@ -142,6 +145,7 @@ def _core(rs: pa.StructArray, ss: pa.StructArray, sp: dict[str, pa.Array], sp_rs
         "scope_attributes": ([orjson.dumps(py_attrs(a)).decode()
                               for a in pc.struct_field(scope, "attributes").to_pylist()], "ss"),
         "owner": (owners, "req"),
+        "request_agent": (agents, "req"),
     }
     core = raw.with_columns(
         sn=pl.lit(pl.Series(pc.struct_field(scope, "name"))).gather(pl.col("ss")),

@@ -39,7 +39,7 @@ _NF = len(_FIELDS)
 _SPAN_COLUMNS = [
     "trace_id", "span_id", "parent_span_id", "trace_state", "name", "kind", "service_name",
     "scope_name", "scope_version", "start_time", "end_time", "duration_ms", "status_code",
-    "status_message", "flags", "owner", "resource_attributes", "scope_attributes", "attributes",
+    "status_message", "flags", "owner", "request_agent", "resource_attributes", "scope_attributes", "attributes",
     "events", "links", "dropped_attributes_count", "dropped_events_count", "dropped_links_count",
     "span_type", "operation", "provider", "agent_name", "agent_id", "request_model",
     "response_model", "input_tokens", "output_tokens", "total_tokens", "cache_read_tokens",
@@ -171,8 +171,10 @@ def _link(ln: Any) -> dict[str, Any]:
             "flags": ln.flags}
 
 
-def normalize_traces(req: Any, owner: str | None) -> dict[str, list]:
-    """``ExportTraceServiceRequest`` → ``{column: values}`` for ``storage.schema.SPANS``."""
+def normalize_traces(req: Any, owner: str | None, agent: str | None = None) -> dict[str, list]:
+    """``ExportTraceServiceRequest`` → ``{column: values}`` for ``storage.schema.SPANS``;
+    ``agent``: the agent the request named (the ``X-Bench-Agent`` header), every span's
+    ``request_agent``."""
     rows: list[tuple] = []
     kinds, statuses = cv.KIND_NAMES, cv.STATUS_NAMES
     for rs in req.resource_spans:
@@ -200,7 +202,7 @@ def normalize_traces(req: Any, owner: str | None) -> dict[str, list]:
                     kinds.get(span.kind, "unspecified"), service,
                     scope_name, scope_version, start // 1000, end // 1000, (end - start) / 1e6,
                     statuses.get(status.code, "unset"), status_message, span.flags,
-                    owner, resource_json, scope_json, _dumps(attrs).decode(),
+                    owner, agent, resource_json, scope_json, _dumps(attrs).decode(),
                     _dumps(events).decode() if events else "[]", links,
                     span.dropped_attributes_count, span.dropped_events_count,
                     span.dropped_links_count, *genai,

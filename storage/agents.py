@@ -8,8 +8,10 @@ resolve yet (``storage/queries/views.py``, ``_agent_ctes``). docs/schema.md stat
 - else it belongs to its parent's agent, at any depth: the nearest span above it that
   names one (LangGraph nodes, workflow tasks and chains sit between an agent and its
   calls);
-- a root that names none belongs to its service (``service_name``), and so does every
-  span below it that has no agent span in between;
+- a root that names none belongs to the agent its ingest request named
+  (``request_agent``: the ``X-Bench-Agent`` header or the key's default), else to its
+  service (``service_name``), and so does every span below it that has no agent span in
+  between;
 - a span whose chain of parents is broken (an ancestor not received yet) stays NULL,
   to be resolved later.
 """
@@ -26,12 +28,14 @@ MAX_DEPTH = 64  # levels walked per call; deeper chains finish at the next compa
 _NULL = pa.scalar(None, pa.string())
 
 
-def resolve(trace: Any, span: Any, parent: Any, agent: Any, service: Any, given: Any = None) -> pa.Array:
+def resolve(trace: Any, span: Any, parent: Any, agent: Any, service: Any, given: Any = None,
+            request_agent: Any = None) -> pa.Array:
     """``resolved_agent`` of each row, from these rows alone (string arrays of one length;
-    ``given``: values already known, kept)."""
+    ``given``: values already known, kept; ``request_agent``: the rows' request agents)."""
     trace, span, parent, agent, service = (_flat(a) for a in (trace, span, parent, agent, service))
+    fallback = service if request_agent is None else pc.coalesce(_flat(request_agent), service)
     resolved = pc.coalesce(*([_flat(given)] if given is not None else []), agent,
-                           pc.if_else(pc.is_null(parent), service, _NULL))
+                           pc.if_else(pc.is_null(parent), fallback, _NULL))
     if resolved.null_count == 0:
         return resolved
     # "trace/span" keys: ids are hex, so the separator keeps the pair unambiguous
@@ -47,9 +51,11 @@ def resolve(trace: Any, span: Any, parent: Any, agent: Any, service: Any, given:
 
 def resolve_columns(data: pa.Table) -> pa.Array:
     """``resolve`` over a table with the spans columns it needs (``resolved_agent`` given)."""
-    given = data.column("resolved_agent") if "resolved_agent" in data.column_names else None
+    names = data.column_names
     return resolve(data.column("trace_id"), data.column("span_id"), data.column("parent_span_id"),
-                   data.column("agent_name"), data.column("service_name"), given)
+                   data.column("agent_name"), data.column("service_name"),
+                   data.column("resolved_agent") if "resolved_agent" in names else None,
+                   data.column("request_agent") if "request_agent" in names else None)
 
 
 def _flat(values: Any) -> pa.Array:

@@ -199,8 +199,8 @@ def _register_agents(con: Any, fs: LakeFS, params: dict[str, Any], has_resolved:
     if traces.num_rows:
         con.register("unresolved_traces", traces)
         files = [f"{part}/{name}" for name in fs.files(part) if name.endswith(".parquet")]
-        part_has_resolved = any("resolved_agent" in fs.parquet_schema(f).names for f in files)
-        rows = con.sql(compaction_sql.agent_lookup_sql(part_has_resolved), params={
+        names = set().union(*(fs.parquet_schema(f).names for f in files))
+        rows = con.sql(compaction_sql.agent_lookup_sql("resolved_agent" in names, "request_agent" in names), params={
             "partition": fs.uri(part) + "/*.parquet", "lake": table_glob(fs.uri(fs.root), SPANS.name),
         }).to_arrow_table()
         resolved = agents.resolve_columns(rows)

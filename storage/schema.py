@@ -13,7 +13,9 @@ the collector's flusher, and *derived* tables, written by processors as whole co
 (``storage.derived``). docs/schema.md describes both and how derived rows are replaced.
 
 Version history: 1 the first lake; 2 added ``spans.resolved_agent``, a *lake column*
-(filled by ``storage.lake`` itself, never by a producer).
+(filled by ``storage.lake`` itself, never by a producer); 3 added ``spans.request_agent``
+(the agent an ingest request named) and made ``agent_name`` the name a span itself gives
+(no service-name fallback: the views fall back).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 PARTITION_COLUMN = "date"
 
@@ -51,6 +53,7 @@ _SPAN_CORE = [
     ("status_message", _STR),
     ("flags", _I64),
     ("owner", _STR),  # owner of the ingest key, null when auth is off
+    ("request_agent", _STR),  # the agent the request named (X-Bench-Agent, else the key's default)
     ("resource_attributes", _STR),  # JSON object
     ("scope_attributes", _STR),  # JSON object
     ("attributes", _STR),  # JSON object, every attribute as sent

@@ -57,18 +57,19 @@ FROM read_parquet($files, union_by_name = true, hive_partitioning = false)
 WHERE agent_name IS NULL AND {given} IS NULL"""
 
 
-def agent_lookup_sql(partition_has_resolved: bool) -> str:
+def agent_lookup_sql(partition_has_resolved: bool, partition_has_request_agent: bool) -> str:
     """What ``storage.agents`` needs to resolve the spans of ``unresolved_traces``: every
     span of those traces in the partition (``$partition``, the merged files among them),
     and those elsewhere in the lake (``$lake``) that name an agent — few, and row-group
     statistics skip the rest."""
     stored = "resolved_agent" if partition_has_resolved else "NULL::VARCHAR AS resolved_agent"
+    request = "request_agent" if partition_has_request_agent else "NULL::VARCHAR AS request_agent"
     cols = "trace_id, span_id, parent_span_id, agent_name, service_name"
-    return f"""SELECT {cols}, {stored}
+    return f"""SELECT {cols}, {stored}, {request}
 FROM read_parquet($partition, union_by_name = true, hive_partitioning = false)
 SEMI JOIN unresolved_traces USING (trace_id)
 UNION ALL
-SELECT {cols}, agent_name AS resolved_agent
+SELECT {cols}, agent_name AS resolved_agent, NULL::VARCHAR AS request_agent
 FROM read_parquet($lake, union_by_name = true, hive_partitioning = false)
 SEMI JOIN unresolved_traces USING (trace_id)
 WHERE agent_name IS NOT NULL"""

@@ -116,7 +116,7 @@ calls AS (
     FROM spans AS s
     WHERE s.span_type = '{span_type}' AND s.resolved_agent IS NOT NULL
     UNION ALL
-    SELECT s.*, coalesce(s.agent_name, p.agent_name, s.service_name) AS agent{extra}
+    SELECT s.*, coalesce(s.agent_name, p.agent_name, s.request_agent, s.service_name) AS agent{extra}
     FROM unresolved AS s
     -- span_id alone is not unique: test and demo data reuse span ids across traces
     LEFT JOIN parents AS p ON p.trace_id = s.trace_id AND p.span_id = s.parent_span_id
@@ -190,8 +190,9 @@ def final_answer(messages: str) -> str:
 
 # One row per trace. The run's agent: the outermost span that names one (the root if it
 # does, else an agent span, else the earliest: a span starts before what it calls), and
-# only then the root's service. Its input: the user's task — the first user message with
-# text of the root, else of the outermost agent span, else of the first call with input.
+# only then the agent its ingest request named (X-Bench-Agent), then the root's service.
+# Its input: the user's task — the first user message with text of the root, else of the
+# outermost agent span, else of the first call with input.
 # Its output: the final answer — the last assistant message with text of the root, else
 # of the outermost agent span, else of the last call with output; a tool call is never a
 # run's output. Every candidate is an aggregate of its own (a FILTER, never "the first
@@ -219,6 +220,7 @@ WITH per_trace AS (
         arg_min(s.output_messages, {_OUTERMOST}) FILTER (WHERE s.agent_name IS NOT NULL) AS agent_output,
         arg_min(s.owner, {_ROOT_FIRST}) AS owner,
         arg_min(s.service_name, {_ROOT_FIRST}) AS service_name,
+        arg_min(s.request_agent, {_ROOT_FIRST}) AS request_agent,
         arg_min(s.date, {_ROOT_FIRST}) AS date
     FROM spans AS s
     GROUP BY s.trace_id
@@ -232,7 +234,7 @@ llm_io AS (
     GROUP BY trace_id
 )
 SELECT
-    t.trace_id, coalesce(t.named_agent, t.service_name) AS agent, t.root_name,
+    t.trace_id, coalesce(t.named_agent, t.request_agent, t.service_name) AS agent, t.root_name,
     CASE WHEN t.errored THEN 'error' ELSE 'ok' END AS status,
     t.start_time, t.duration_ms,
     t.cost_usd, t.input_tokens, t.output_tokens, t.llm_calls, t.tool_calls,

@@ -76,7 +76,7 @@ def test_keys_map_to_owners():
 
     data = copy.deepcopy(MINIMAL)
     data["receivers"]["otlp"]["auth"] = {"keys": [{"key": "k" * 16, "owner": "alice"}]}
-    assert parse_config(data).keys == {"k" * 16: "alice"}
+    assert parse_config(data).keys == {"k" * 16: ("alice", None)}  # owner, default agent
 
 
 def _model_keys(model: type, prefix: str = "") -> set[str]:
