@@ -119,8 +119,9 @@ def message_columns(kv: KV, message_events: np.ndarray) -> tuple[pl.DataFrame, n
 
 
 def finish_reasons(kv: KV, finish_row: pl.Series, output: pl.Series, outputs: dict[int, Any]) -> pl.Series:
-    """A plain string value → [it], vectorized; a list, a JSON-looking string, or no
-    usable value but output messages → ``conventions.finish_reasons``, as the reference does."""
+    """A plain string value → [it] (in ``conventions.FINISH_REASON_SPELLINGS``' spelling),
+    vectorized; a list, a JSON-looking string, or no usable value but output messages →
+    ``conventions.finish_reasons``, as the reference does."""
     n = kv.n
     has = finish_row.is_not_null()
     rows = finish_row.fill_null(0)
@@ -132,7 +133,8 @@ def finish_reasons(kv: KV, finish_row: pl.Series, output: pl.Series, outputs: di
     nested[kv.complex] = True
     is_list = has & pl.Series(nested).gather(rows)
     odd = is_list | (text.is_not_null() & text.str.starts_with("[")) | (~simple & ~is_list & output.is_not_null())
-    result = pl.select(pl.when(simple).then(pl.concat_list([text]))).to_series()
+    spelled = text.replace(cv.FINISH_REASON_SPELLINGS)
+    result = pl.select(pl.when(simple).then(pl.concat_list([spelled]))).to_series()
     odd_rows = odd.arg_true().to_list()
     if odd_rows:
         full: list[Any] = [None] * n

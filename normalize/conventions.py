@@ -151,27 +151,40 @@ EXCEPTION_EVENT = "exception"
 # OpenLLMetry: one finish reason per choice, gen_ai.completion.{i}.finish_reason
 OPENLLMETRY_FINISH = "gen_ai.completion.{}.finish_reason"
 OPENLLMETRY_FIRST_FINISH = OPENLLMETRY_FINISH.format(0)
+# One spelling for "the model stopped to call a tool": the GenAI semconv's enum value
+# (gen-ai-output-messages.json, FinishReason: stop, length, content_filter, tool_call,
+# error) for OpenAI's "tool_calls" (and its legacy "function_call") and Anthropic's
+# "tool_use". The finish_reasons column is spelled this way; messages keep what was sent.
+FINISH_REASON_SPELLINGS = {"tool_calls": "tool_call", "function_call": "tool_call", "tool_use": "tool_call"}
+
+
+def finish_reason(value: str) -> str:
+    """One finish reason in the column's spelling."""
+    return FINISH_REASON_SPELLINGS.get(value, value)
 
 
 def finish_reasons(value: Any, attrs: dict[str, Any], output: list | None) -> list[str] | None:
     """The ``finish_reasons`` alias's value (an array, a JSON array string or one
-    string), else OpenLLMetry's indexed ones in ``attrs``, else the output messages'."""
+    string), else OpenLLMetry's indexed ones in ``attrs``, else the output messages';
+    spelled as ``FINISH_REASON_SPELLINGS`` says."""
     if isinstance(value, str) and value.startswith("["):
         try:
             value = orjson.loads(value)
         except orjson.JSONDecodeError:
             pass
     if isinstance(value, list):
-        return [str(x) for x in value if x is not None] or None
-    if isinstance(value, str) and value:
-        return [value]
-    if OPENLLMETRY_FIRST_FINISH in attrs:
-        out, i = [], 0
+        found = [str(x) for x in value if x is not None]
+    elif isinstance(value, str) and value:
+        found = [value]
+    elif OPENLLMETRY_FIRST_FINISH in attrs:
+        found, i = [], 0
         while (fr := attrs.get(OPENLLMETRY_FINISH.format(i))) is not None:
-            out.append(str(fr))
+            found.append(str(fr))
             i += 1
-        return out
-    return msgs.finish_reasons(output)
+        return [finish_reason(x) for x in found]
+    else:
+        found = msgs.finish_reasons(output) or []
+    return [finish_reason(x) for x in found] or None
 
 
 # -- OTLP enums -----------------------------------------------------------------------

@@ -220,7 +220,12 @@ _OUT_STOP = '[{"role":"assistant","parts":[{"type":"text","content":"hi"}],"fini
 
 FINISH_REASONS = [
     ({"gen_ai.response.finish_reasons": ["stop", "length"]}, ["stop", "length"]),
-    ({"gen_ai.response.finish_reasons": '["tool_calls"]'}, ["tool_calls"]),
+    # one spelling for a tool call: the GenAI semconv's "tool_call" (conventions.FINISH_REASON_SPELLINGS)
+    ({"gen_ai.response.finish_reasons": '["tool_calls"]'}, ["tool_call"]),
+    ({"gen_ai.response.finish_reasons": ["tool_calls", "stop"]}, ["tool_call", "stop"]),
+    ({"gen_ai.response.finish_reasons": "tool_calls"}, ["tool_call"]),
+    ({"llm.finish_reason": "tool_use"}, ["tool_call"]),
+    ({"gen_ai.response.finish_reasons": "function_call"}, ["tool_call"]),
     ({"gen_ai.response.finish_reasons": "stop"}, ["stop"]),
     ({"llm.finish_reason": "stop"}, ["stop"]),
     ({"gen_ai.completion.0.finish_reason": "stop", "gen_ai.completion.1.finish_reason": "length"},

@@ -258,7 +258,8 @@ _OTHER_KEYS = ["server.address", "http.method", "a\"b", "new\nline", "é", "", "
 _MODELS = ["gpt-4o", "gpt-4o-mini-2024-07-18", "claude-sonnet-4-20250514", "openai/gpt-4o", "my-deployment",
            "GPT-4O", "gpt-4"]
 _STRINGS = ["", "chat", "execute_tool", "invoke_agent", "LLM", "chain", "CHAIN", "agent", "tool", "workflow",
-            "completion", "embedding", "xai", "az.ai.openai", "OpenAI", "stop", '["stop","length"]', "[oops",
+            "completion", "embedding", "xai", "az.ai.openai", "OpenAI", "stop", "tool_calls", "tool_use",
+            '["stop","length"]', "[oops",
             "12", "12.0", " 7", "1e400", "nan", "-3", "0.25", "many", "é\u2028\"\\\x01", "x" * 300, *_MODELS]
 _TEXT = ["hi", "a \"quoted\" word", "back\\slash", "line\nbreak", "tab\t", "é ✓ 中", "😀", "\u0001", ""]
 

@@ -143,7 +143,10 @@ _STOP = [{"role": "assistant", "parts": [], "finish_reason": "stop"}]
     (["stop", "length"], {}, None, ["stop", "length"]),
     (["stop", None, 3], {}, None, ["stop", "3"]),
     ([], {}, _STOP, None),  # an empty array says there are none
-    ('["tool_calls"]', {}, None, ["tool_calls"]),
+    ('["tool_calls"]', {}, None, ["tool_call"]),  # OpenAI's spelling → the semconv's
+    (["tool_use", "function_call", "tool_call", "length"], {}, None, ["tool_call", "tool_call", "tool_call", "length"]),
+    (None, {"gen_ai.completion.0.finish_reason": "tool_calls"}, None, ["tool_call"]),
+    (None, {}, [{"role": "assistant", "parts": [], "finish_reason": "tool_calls"}], ["tool_call"]),
     ("[oops", {}, None, ["[oops"]),  # not JSON: one reason as sent
     ("stop", {}, None, ["stop"]),
     ("", {}, _STOP, ["stop"]),
