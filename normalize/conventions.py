@@ -50,12 +50,13 @@ ALIASES: dict[str, tuple[str, ...]] = {
                            "llm.token_count.prompt_details.cache_write"),
     "reasoning_tokens": ("gen_ai.usage.reasoning.output_tokens", "gen_ai.usage.reasoning_tokens",
                          "llm.token_count.completion_details.reasoning"),
-    "cost": ("gen_ai.usage.cost", "llm.cost.total"),
+    "cost": ("gen_ai.usage.cost", "llm.cost.total", "operation.cost"),
     "finish_reasons": ("gen_ai.response.finish_reasons", "llm.finish_reason"),
     "conversation_id": ("gen_ai.conversation.id", "session.id"),
     "tool_name": ("gen_ai.tool.name", "tool.name"),
     "tool_call_id": ("gen_ai.tool.call.id", "tool_call.id"),
-    "ttft_s": ("gen_ai.server.time_to_first_token", "gen_ai.response.time_to_first_chunk"),
+    "ttft_s": ("gen_ai.server.time_to_first_token", "gen_ai.response.time_to_first_chunk",
+               "gen_ai.client.operation.time_to_first_chunk"),
     "error_type": ("error.type",),
 }
 FIELDS = tuple(ALIASES)
@@ -145,8 +146,23 @@ def provider(value: str) -> str:
 
 # -- events and finish reasons ------------------------------------------------------------
 
-# OpenInference's streaming instrumentations mark the first chunk with this span event.
+# OpenInference's streaming instrumentations mark the first chunk with this span event,
+# OpenLLMetry's add one per chunk: the first of either, minus the span's start, is the TTFT.
 FIRST_TOKEN_EVENT = "First Token Stream Event"
+OPENLLMETRY_CHUNK_EVENT = "gen_ai.content.completion.chunk"
+TTFT_EVENTS = frozenset({FIRST_TOKEN_EVENT, OPENLLMETRY_CHUNK_EVENT})
+# A call that says it did not stream has no TTFT: OpenLIT sets
+# gen_ai.server.time_to_first_token on every call, on a non-streamed one the whole call.
+# (OpenLIT: gen_ai.request.stream, OpenLLMetry: gen_ai.is_streaming; booleans.)
+STREAM_FLAGS = ("gen_ai.request.stream", "gen_ai.is_streaming")
+
+
+def not_streamed(attrs: dict[str, Any]) -> bool:
+    """Does the span say, with a boolean false, that its call did not stream?"""
+    for k in STREAM_FLAGS:
+        if attrs.get(k) is False:
+            return True
+    return False
 EXCEPTION_EVENT = "exception"
 # OpenLLMetry: one finish reason per choice, gen_ai.completion.{i}.finish_reason
 OPENLLMETRY_FINISH = "gen_ai.completion.{}.finish_reason"

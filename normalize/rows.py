@@ -140,11 +140,14 @@ def genai_fields(attrs: dict[str, Any], name: str, events: list, start: int, ser
             n = e["name"]
             if n == cv.EXCEPTION_EVENT:
                 exc = e["attributes"]
-            elif n == cv.FIRST_TOKEN_EVENT and ttft_s is None:
+            elif n in cv.TTFT_EVENTS and ttft_s is None:
                 ttft_s = (e["time_unix_nano"] - start) / 1e9
         if exc is not None:
             error_type = error_type or as_str(exc.get("exception.type"))
             error_message = error_message or as_str(exc.get("exception.message"))
+
+    if ttft_s is not None and cv.not_streamed(attrs):
+        ttft_s = None
 
     inp = out = None
     if events or not sources.MESSAGE_KEYS.isdisjoint(attrs):

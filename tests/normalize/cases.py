@@ -143,6 +143,8 @@ _GPT4O = {"gen_ai.request.model": "gpt-4o", "gen_ai.usage.input_tokens": 1000,
 COSTS = [
     ({**_GPT4O, "gen_ai.usage.cost": 0.5}, 0.5, "reported"),
     ({**_GPT4O, "llm.cost.total": "0.25"}, 0.25, "reported"),
+    ({**_GPT4O, "operation.cost": 1.935e-05}, 1.935e-05, "reported"),  # pydantic-ai (genai-prices)
+    ({**_GPT4O, "operation.cost": 0.1, "gen_ai.usage.cost": 0.5}, 0.5, "reported"),
     ({"gen_ai.usage.cost": 0.0}, 0.0, "reported"),
     # a reported 0 for a priced model that used tokens (OpenLIT offline) is priced instead
     ({**_GPT4O, "gen_ai.usage.cost": 0}, (1000 * 2.5 + 100 * 10) / 1e6, "computed"),
@@ -210,6 +212,18 @@ TTFTS = [
     ({"gen_ai.response.time_to_first_chunk": "0.5"}, [], 500.0),
     ({"gen_ai.response.time_to_first_chunk": 1}, [], 1000.0),
     ({}, [event("First Token Stream Event", t=START + 120_000_000)], 120.0),
+    # pydantic-ai / logfire: the current semconv name (seconds), as a span attribute
+    ({"gen_ai.client.operation.time_to_first_chunk": 0.165}, [], 165.0),
+    # OpenLLMetry: one event per streamed chunk, the first one counts
+    ({}, [event("retry", t=START + 5_000_000), event("gen_ai.content.completion.chunk", t=START + 156_000_000),
+          event("gen_ai.content.completion.chunk", t=START + 170_000_000)], 156.0),
+    ({"gen_ai.server.time_to_first_token": 0.2}, [event("gen_ai.content.completion.chunk", t=START + 156_000_000)],
+     200.0),  # an attribute wins over the events
+    # a call that says it did not stream has none (OpenLIT times the whole call)
+    ({"gen_ai.server.time_to_first_token": 0.013, "gen_ai.request.stream": False}, [], None),
+    ({"gen_ai.server.time_to_first_token": 0.15, "gen_ai.request.stream": True}, [], 150.0),
+    ({"gen_ai.is_streaming": False}, [event("gen_ai.content.completion.chunk", t=START + 1_000_000)], None),
+    ({"gen_ai.server.time_to_first_token": 0.25, "gen_ai.request.stream": "false"}, [], 250.0),  # a boolean only
     ({"llm.ttft": 3}, [], None),
     ({}, [], None),
 ]

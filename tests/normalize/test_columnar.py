@@ -254,7 +254,7 @@ _MESSAGE_KEYS = ["gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.syst
                  "gen_ai.prompt", "gen_ai.completion", "input.value", "output.value", "input.mime_type",
                  "gen_ai.prompt.0.role", "gen_ai.prompt.0.content", "gen_ai.completion.0.finish_reason",
                  "gen_ai.completion.1.finish_reason", "llm.output_messages.0.message.content"]
-_OTHER_KEYS = ["server.address", "http.method", "a\"b", "new\nline", "é", "", "k"]
+_OTHER_KEYS = ["server.address", "http.method", "a\"b", "new\nline", "é", "", "k", *conventions.STREAM_FLAGS]
 _MODELS = ["gpt-4o", "gpt-4o-mini-2024-07-18", "claude-sonnet-4-20250514", "openai/gpt-4o", "my-deployment",
            "GPT-4O", "gpt-4"]
 _STRINGS = ["", "chat", "execute_tool", "invoke_agent", "LLM", "chain", "CHAIN", "agent", "tool", "workflow",
@@ -381,7 +381,7 @@ def _attr_keys(rng: random.Random, wild: bool) -> list[str]:
 
 
 def _event(rng: random.Random, start: int, wild: bool) -> Span.Event:
-    name = rng.choice(["exception", "exception", "First Token Stream Event", "retry"]
+    name = rng.choice(["exception", "exception", "First Token Stream Event", "gen_ai.content.completion.chunk", "retry"]
                       + (["gen_ai.choice", "gen_ai.user.message", "gen_ai.content.prompt"] if wild else []))
     keys = {"exception": ["exception.type", "exception.message", "exception.type"][: rng.randint(0, 3)],
             "gen_ai.choice": ["message", "finish_reason"], "gen_ai.user.message": ["content"],
