@@ -281,6 +281,7 @@ def _genai_exprs() -> list[list[pl.Expr]]:
         .when((oi_kind == cv.CHAIN_KIND) & (c("agent_name").is_not_null()
                                             | c("name").str.to_lowercase().str.contains(cv.AGENT_WORD, literal=True)))
         .then(pl.lit("invoke_agent"))
+        .when(c("not_a_call")).then(None)
         .when(mapped(oi_kind, cv.OPENINFERENCE_OPS).is_not_null()).then(mapped(oi_kind, cv.OPENINFERENCE_OPS))
         .when(mapped(c("traceloop_kind"), cv.TRACELOOP_OPS).is_not_null())
         .then(mapped(c("traceloop_kind"), cv.TRACELOOP_OPS))
@@ -303,18 +304,22 @@ def _genai_exprs() -> list[list[pl.Expr]]:
     return [
         [split.struct.field("field_0").alias("first"), split.struct.field("field_1").alias("rest"),
          c("openinference_kind").str.to_uppercase().alias("oi_kind"),
+         ((c("openinference_kind").str.to_uppercase() == cv.LLM_KIND)
+          & pl.any_horizontal([c("name").str.ends_with(m) for m in cv.NOT_A_CALL_METHODS]))
+         .fill_null(False).alias("not_a_call"),
          pl.when(c("pcr").is_not_null()).then(c("cache_read_tokens").fill_null(0)).otherwise(0).alias("read"),
          pl.when(c("pcw").is_not_null()).then(c("cache_write_tokens").fill_null(0)).otherwise(0).alias("write"),
          c("input_tokens").fill_null(0).alias("gross")],
         [pl.coalesce(c("operation"), derived).alias("operation")],
         [pl.when(op.is_not_null())
          .then(op.replace_strict(cv.SPAN_TYPE_OF_OPERATION, default="other", return_dtype=pl.String))
-         .when(c("request_model").is_not_null() | c("response_model").is_not_null())
+         .when((c("request_model").is_not_null() | c("response_model").is_not_null()) & ~c("not_a_call"))
          .then(pl.lit("llm")).otherwise(pl.lit("other")).alias("span_type")],
         [
             _provider(provider).alias("provider"),
             pl.coalesce(c("agent_name"), pl.when(c("traceloop_kind") == cv.TRACELOOP_AGENT).then(c("traceloop_entity")),
-                        pl.when((rest != "") & first.is_in(list(cv.AGENT_NAME_OPS))).then(rest)).alias("agent_name"),
+                        pl.when((rest != "") & first.is_in(list(cv.AGENT_NAME_OPS))).then(rest),
+                        pl.when(oi_kind == cv.AGENT_KIND).then(c("graph_node"))).alias("agent_name"),
             pl.coalesce(c("total_tokens"), pl.when(total_fits).then(c("input_tokens") + c("output_tokens")))
             .alias("total_tokens"),
             # a reported 0 for a call that used tokens (OpenLIT offline) is priced when it can be

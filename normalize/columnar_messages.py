@@ -7,8 +7,9 @@ sent, as the reference keeps it (``gen_ai.system_instructions`` made of text par
 prepended as a system message): vectorized, the common case. Other values of those
 three keys (structured AnyValues, old shapes, JSON the pattern cannot vouch for) go
 through ``normalize.message_sources.span_messages`` per span. Spans with any other message
-source (OpenLLMetry / OpenInference indexed attributes, message span events) are
-flagged for the reference's per-span ``genai_fields``.
+source (OpenLLMetry / OpenInference indexed attributes, message span events, framework
+documents) or a JSON document only the row path reads (``conventions.ROW_PATH_KEYS``)
+are flagged for the reference's per-span ``genai_fields``.
 
 The first call in a process compiles the message pattern (~0.1 s).
 """
@@ -27,7 +28,9 @@ from normalize import messages as msgs
 from normalize.columnar_attributes import KV, K_NONE, K_STR, index, json_str
 
 _MSG_FAST = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions")
-_MSG_OTHER = sources.MESSAGE_KEYS - set(_MSG_FAST)
+# spans with any of these go to the reference: other message sources, and the JSON
+# documents only the row path reads (conventions.ROW_PATH_KEYS)
+_TO_REFERENCE = (sources.MESSAGE_KEYS - set(_MSG_FAST)) | cv.ROW_PATH_KEYS
 
 
 # A conservative grammar of "JSON that orjson parses into canonical GenAI messages"
@@ -64,7 +67,7 @@ def message_columns(kv: KV, message_events: np.ndarray) -> tuple[pl.DataFrame, n
     n = kv.n
     which = kv.lut({k: i for i, k in enumerate(_MSG_FAST)}, -1, np.int64)
     reference = message_events.copy()
-    reference[kv.own[kv.lut({k: True for k in _MSG_OTHER}, False, bool)]] = True
+    reference[kv.own[kv.lut({k: True for k in _TO_REFERENCE}, False, bool)]] = True
     rows = {name: kv.last_row(which, w) for w, name in enumerate(("inp", "out", "sys"))}
     odd = np.zeros(n, bool)
     strings = {}

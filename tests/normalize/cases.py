@@ -66,6 +66,12 @@ OPERATIONS = [
     ({"openinference.span.kind": "CHAIN"}, "AgentExecutor", "invoke_agent", "agent"),
     ({"openinference.span.kind": "CHAIN", "agent.name": "a"}, "x", "invoke_agent", "agent"),
     ({"openinference.span.kind": "GUARDRAIL"}, "x", None, "other"),
+    # LlamaIndex's request-building helper is marked LLM but calls nothing
+    ({"openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-mini"}, "OpenAI._prepare_chat_with_tools",
+     None, "other"),
+    ({"openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-mini"}, "OpenAI.astream_chat", "chat", "llm"),
+    ({"openinference.span.kind": "CHAIN", "llm.model_name": "m"}, "Runner._prepare_chat_with_tools", None, "llm"),
+    ({"gen_ai.operation.name": "chat"}, "OpenAI._prepare_chat_with_tools", "chat", "llm"),
     # span name
     ({}, "chat gpt-4o", "chat", "llm"),
     ({}, "execute_tool search", "execute_tool", "tool"),
@@ -134,6 +140,33 @@ MODELS = [
     ({"llm.model_name": "m"}, ("m", None)),
     ({"embedding.model_name": "text-embedding-3-small"}, ("text-embedding-3-small", None)),
     ({"gen_ai.request.model": 4}, ("4", None)),
+    # OpenInference: llm.invocation_parameters' "model" is the request model, llm.model_name
+    # then the response model when it differs (openinference-instrumentation-openai, CrewAI)
+    ({"llm.model_name": "gpt-4o-mini-2024-07-18", "llm.invocation_parameters": '{"model": "gpt-4o-mini"}'},
+     ("gpt-4o-mini", "gpt-4o-mini-2024-07-18")),
+    ({"llm.model_name": "gpt-4o-mini", "llm.invocation_parameters": '{"model": "gpt-4o-mini", "stream": true}'},
+     ("gpt-4o-mini", None)),
+    ({"llm.model_name": "m", "llm.invocation_parameters": '{"base_url": "http://x/v1/"}'}, ("m", None)),
+    ({"llm.invocation_parameters": '{"model": "a"}'}, ("a", None)),
+    ({"llm.model_name": "n", "llm.invocation_parameters": '{"model": "a"}', "gen_ai.response.model": "r"},
+     ("a", "r")),
+    # a GenAI request model wins; llm.model_name is then not a response model either
+    ({"gen_ai.request.model": "g", "llm.model_name": "n", "llm.invocation_parameters": '{"model": "a"}'},
+     ("g", None)),
+    ({"llm.model_name": "m", "llm.invocation_parameters": "{bad json"}, ("m", None)),
+    ({"llm.model_name": "m", "llm.invocation_parameters": '{"model": ""}'}, ("m", None)),
+    # LangChain: the response model only in the LLMResult of an LLM span's output.value
+    ({"openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-mini",
+      "output.value": json.dumps({"generations": [[{"text": "", "generation_info": {
+          "finish_reason": "stop", "model_name": "gpt-4o-mini-2024-07-18"}}]]})},
+     ("gpt-4o-mini", "gpt-4o-mini-2024-07-18")),
+    ({"openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-mini",
+      "output.value": json.dumps({"generations": [[{"text": "", "message": {"lc": 1, "type": "constructor", "kwargs": {
+          "response_metadata": {"model_name": "gpt-4o-mini-2024-07-18"}}}}]]})},
+     ("gpt-4o-mini", "gpt-4o-mini-2024-07-18")),
+    ({"openinference.span.kind": "CHAIN",
+      "output.value": json.dumps({"generations": [[{"generation_info": {"model_name": "x"}}]]})}, (None, None)),
+    ({"openinference.span.kind": "LLM", "output.value": '{"generations": [[]]}'}, (None, None)),
 ]
 
 
@@ -187,6 +220,22 @@ AGENTS = [
     ({"openinference.span.kind": "CHAIN"}, "LangGraph", b"", None, None),
     ({"http.method": "GET"}, "GET /", b"", None, None),
     ({"gen_ai.operation.name": "chat"}, "chat m", PARENT, None, None),
+    # OpenInference AGENT spans: LangChain create_agent's metadata, graph node name / id
+    ({"openinference.span.kind": "AGENT",
+      "metadata": '{"ls_integration": "langchain_create_agent", "lc_agent_name": "weather_agent"}'},
+     "weather_agent", b"", "weather_agent", None),
+    ({"openinference.span.kind": "AGENT", "graph.node.id": "weather_agent"}, "weather_agent._execute_core", PARENT,
+     "weather_agent", None),
+    ({"openinference.span.kind": "AGENT", "graph.node.name": "Planner", "graph.node.id": "n1"}, "x", PARENT,
+     "Planner", None),
+    ({"openinference.span.kind": "AGENT", "metadata": '{"lc_agent_name": "a"}', "graph.node.id": "b"}, "x", PARENT,
+     "a", None),
+    ({"openinference.span.kind": "AGENT", "agent.name": "a", "graph.node.id": "b"}, "x", PARENT, "a", None),
+    ({"openinference.span.kind": "AGENT", "metadata": "not json"}, "Agent workflow", b"", None, None),
+    # ... but not on other spans, which carry the same metadata inside the agent
+    ({"openinference.span.kind": "LLM", "metadata": '{"lc_agent_name": "weather_agent"}'}, "ChatOpenAI", PARENT,
+     None, None),
+    ({"openinference.span.kind": "CHAIN", "graph.node.id": "n"}, "model", PARENT, None, None),
 ]
 
 
@@ -195,6 +244,16 @@ TOOLS = [
     ({"tool.name": "calc", "tool_call.id": "c2"}, "x", ("calc", "c2")),
     ({"traceloop.span.kind": "tool", "traceloop.entity.name": "fetch"}, "x", ("fetch", None)),
     ({"gen_ai.operation.name": "execute_tool"}, "execute_tool web_search", ("web_search", None)),
+    # LangChain (OpenInference): the ToolMessage in the TOOL span's output.value
+    ({"openinference.span.kind": "TOOL", "tool.name": "get_weather", "output.value": json.dumps(
+        {"type": "tool", "data": {"content": "sunny", "type": "tool", "tool_call_id": "call_1", "status": "success"}}),
+      "output.mime_type": "application/json"}, "get_weather", ("get_weather", "call_1")),
+    ({"openinference.span.kind": "TOOL", "tool.name": "t", "tool_call.id": "c0",
+      "output.value": '{"type": "tool", "data": {"tool_call_id": "c1"}}'}, "t", ("t", "c0")),
+    ({"openinference.span.kind": "TOOL", "tool.name": "t", "output.value": '{"tool_call_id": "c1"}'}, "t",
+     ("t", None)),
+    ({"openinference.span.kind": "CHAIN", "output.value": '{"type": "tool", "data": {"tool_call_id": "c1"}}'}, "t",
+     (None, None)),
     ({}, "x", (None, None)),
 ]
 
