@@ -59,6 +59,11 @@ MESSAGES_RX = rf"^\[{_WS}{_MESSAGE}(?:{_SEP}{_MESSAGE})*{_WS}\]{_WS}$"
 _TEXT_PART = (rf'\{{{_WS}(?:"type"{_WS}:{_WS}"text"{_SEP}"content"{_WS}:{_WS}{_VALUE}'
               rf'|"content"{_WS}:{_WS}{_VALUE}{_SEP}"type"{_WS}:{_WS}"text"){_WS}\}}')
 SYSTEM_RX = rf"^\[{_WS}{_TEXT_PART}(?:{_SEP}{_TEXT_PART})*{_WS}\]{_WS}$"
+# canonical input messages with a system message (its role escaped or not): the system
+# instructions are prepended unless the first message is that same one, which the
+# Python tier decides (OpenLIT sends the system prompt both ways)
+SYSTEM_ROLE_RX = (rf'"role"{_WS}:{_WS}"(?:s|\\u0073)(?:y|\\u0079)(?:s|\\u0073)(?:t|\\u0074)(?:e|\\u0065)'
+                  rf'(?:m|\\u006[dD])"')
 
 
 def message_columns(kv: KV, message_events: np.ndarray) -> tuple[pl.DataFrame, np.ndarray, dict[int, Any]]:
@@ -86,13 +91,16 @@ def message_columns(kv: KV, message_events: np.ndarray) -> tuple[pl.DataFrame, n
         sys_parts=nonempty("sys") & c("sys").str.contains(SYSTEM_RX).fill_null(False),
         sys_text=nonempty("sys") & ~c("sys").str.contains(r"^[\[{]").fill_null(False),  # plain text: a text part
         sys_other=nonempty("sys"),
+        inp_system=c("inp").str.contains(SYSTEM_ROLE_RX).fill_null(False),
     ).select(  # (eager selects do not share subexpressions: each pattern runs once, above)
-        "sys", "sys_parts", "sys_text", "sys_other",
+        "sys", "sys_parts", "sys_text", "sys_other", "inp_system",
         input_messages=pl.when(c("inp_ok")).then(c("inp")), output_messages=pl.when(c("out_ok")).then(c("out")),
         inp=nonempty("inp") & ~c("inp_ok"), out=nonempty("out") & ~c("out_ok"),  # present, not proven canonical
     )
-    flag = {name: checks[name].to_numpy() for name in ("inp", "out", "sys_parts", "sys_text", "sys_other")}
-    fast = ~odd & ~flag["inp"] & ~flag["out"] & (~flag["sys_other"] | flag["sys_parts"] | flag["sys_text"])
+    flag = {name: checks[name].to_numpy() for name in ("inp", "out", "sys_parts", "sys_text", "sys_other",
+                                                        "inp_system")}
+    fast = (~odd & ~flag["inp"] & ~flag["out"] & (~flag["sys_other"] | flag["sys_parts"] | flag["sys_text"])
+            & ~(flag["sys_other"] & flag["inp_system"]))
     input_messages, output_messages = checks["input_messages"], checks["output_messages"]
     with_system = np.flatnonzero(fast & (flag["sys_parts"] | flag["sys_text"]))
     if len(with_system):

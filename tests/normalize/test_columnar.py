@@ -253,7 +253,9 @@ _ALIAS_KEYS = [k for keys in conventions.ALIASES.values() for k in keys]
 _MESSAGE_KEYS = ["gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
                  "gen_ai.prompt", "gen_ai.completion", "input.value", "output.value", "input.mime_type",
                  "gen_ai.prompt.0.role", "gen_ai.prompt.0.content", "gen_ai.completion.0.finish_reason",
-                 "gen_ai.completion.1.finish_reason", "llm.output_messages.0.message.content"]
+                 "gen_ai.completion.1.finish_reason", "llm.output_messages.0.message.content",
+                 "traceloop.entity.input", "traceloop.entity.output", "pydantic_ai.all_messages", "final_result",
+                 "crew_tasks", *conventions.ROW_PATH_KEYS]
 _OTHER_KEYS = ["server.address", "http.method", "a\"b", "new\nline", "é", "", "k", *conventions.STREAM_FLAGS]
 _MODELS = ["gpt-4o", "gpt-4o-mini-2024-07-18", "claude-sonnet-4-20250514", "openai/gpt-4o", "my-deployment",
            "GPT-4O", "gpt-4"]
