@@ -91,17 +91,17 @@ def message_columns(kv: KV, message_events: np.ndarray) -> tuple[pl.DataFrame, n
         sys_parts=nonempty("sys") & c("sys").str.contains(SYSTEM_RX).fill_null(False),
         sys_text=nonempty("sys") & ~c("sys").str.contains(r"^[\[{]").fill_null(False),  # plain text: a text part
         sys_other=nonempty("sys"),
-        inp_system=c("inp").str.contains(SYSTEM_ROLE_RX).fill_null(False),
     ).select(  # (eager selects do not share subexpressions: each pattern runs once, above)
-        "sys", "sys_parts", "sys_text", "sys_other", "inp_system",
+        "sys", "sys_parts", "sys_text", "sys_other",
         input_messages=pl.when(c("inp_ok")).then(c("inp")), output_messages=pl.when(c("out_ok")).then(c("out")),
         inp=nonempty("inp") & ~c("inp_ok"), out=nonempty("out") & ~c("out_ok"),  # present, not proven canonical
     )
-    flag = {name: checks[name].to_numpy() for name in ("inp", "out", "sys_parts", "sys_text", "sys_other",
-                                                        "inp_system")}
-    fast = (~odd & ~flag["inp"] & ~flag["out"] & (~flag["sys_other"] | flag["sys_parts"] | flag["sys_text"])
-            & ~(flag["sys_other"] & flag["inp_system"]))
+    flag = {name: checks[name].to_numpy() for name in ("inp", "out", "sys_parts", "sys_text", "sys_other")}
+    fast = ~odd & ~flag["inp"] & ~flag["out"] & (~flag["sys_other"] | flag["sys_parts"] | flag["sys_text"])
     input_messages, output_messages = checks["input_messages"], checks["output_messages"]
+    both = np.flatnonzero(fast & flag["sys_other"] & input_messages.is_not_null().to_numpy())
+    if len(both):  # (the pattern runs on these few only)
+        fast[both[input_messages.gather(both).str.contains(SYSTEM_ROLE_RX).to_numpy()]] = False
     with_system = np.flatnonzero(fast & (flag["sys_parts"] | flag["sys_text"]))
     if len(with_system):
         parts = pl.when(c("parts")).then(c("sys")).otherwise(

@@ -299,6 +299,8 @@ def _messages_json(rng: random.Random, role: str, wild: bool) -> str:
         if rng.random() < 0.05:
             m = dict(reversed(list(m.items())))
         msgs.append(m if rng.random() < 0.97 or not wild else "not a message")
+    if role == "user" and rng.random() < 0.2:  # a system message first: the system instructions' twin, or not
+        msgs.insert(0, {"role": "system", "parts": [{"type": "text", "content": rng.choice(["be brief", "hi"])}]})
     style = rng.random() * (1 if wild else 0.8)
     if style < 0.6:
         text = json.dumps(msgs, separators=(",", ":"), ensure_ascii=False)
@@ -314,6 +316,8 @@ def _messages_json(rng: random.Random, role: str, wild: bool) -> str:
         text = json.dumps(msgs[0] if msgs else {}, separators=(",", ":"))
     else:
         text = rng.choice(["", "[]", "plain text", "[1e999]", '["\\ud800"]', "[-01]", '[{"role":"a","parts":[],}]'])
+    if rng.random() < 0.1:
+        text = text.replace('"system"', '"\\u0073ystem"')  # the same role, escaped
     return text
 
 
