@@ -63,9 +63,6 @@ def langchain_message(m: dict[str, Any]) -> Message | None:
                              for c in calls if isinstance(c, dict)]
     if data.get("name"):
         oai["name"] = data["name"]
-    meta = data.get("response_metadata")
-    if isinstance(meta, dict) and meta.get("finish_reason") is not None:
-        oai["finish_reason"] = meta["finish_reason"]
     return message(oai, role)
 
 

@@ -83,7 +83,8 @@ def _oi_content(c: dict[str, Any]) -> dict[str, Any]:
 
 
 def openinference(attrs: dict[str, Any], prefix: str, role: str) -> list[Message] | None:
-    """``llm.input_messages.{i}.message.*`` / ``llm.output_messages.{i}.message.*`` → messages."""
+    """``llm.input_messages.{i}.message.*`` / ``llm.output_messages.{i}.message.*`` → messages
+    (those with content; none: None, so that the next source is read)."""
     out = []
     for d in _indexed(attrs, prefix):
         r = d.get("message.role") or role
@@ -104,6 +105,8 @@ def openinference(attrs: dict[str, Any], prefix: str, role: str) -> list[Message
         if "message.function_call_name" in d and len(parts) == n_parts:  # legacy; tool_calls win
             parts.append({"type": "tool_call", "id": None, "name": d["message.function_call_name"],
                           "arguments": d.get("message.function_call_arguments_json")})
+        if not parts:
+            continue  # a role alone (LangChain's graph span: llm.input_messages.0.message.role = user)
         m: Message = {"role": r, "parts": parts}
         if d.get("message.name"):
             m["name"] = d["message.name"]

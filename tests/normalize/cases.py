@@ -425,7 +425,8 @@ MESSAGES = [
     # LangChain 1.x / LangGraph (OpenInference): the graph's state, in as role/content, out as
     # messages_to_dict; the tools node's input (tool calls, not messages) is none
     ("langgraph-state",
-     {"input.value": json.dumps({"messages": [{"role": "user", "content": "What is the weather in Paris?"}]}),
+     {"llm.input_messages.0.message.role": "user",  # a role alone is no message: input.value is read
+      "input.value": json.dumps({"messages": [{"role": "user", "content": "What is the weather in Paris?"}]}),
       "input.mime_type": "application/json",
       "output.value": json.dumps({"messages": [
           {"type": "human", "data": {"content": "What is the weather in Paris?", "type": "human", "name": None}},
@@ -441,10 +442,9 @@ MESSAGES = [
       "output.mime_type": "application/json"},
      [], [text("user", "What is the weather in Paris?")],
      [text("user", "What is the weather in Paris?"),
-      {"role": "assistant", "parts": [{**CALL, "arguments": {"city": "Paris"}}], "name": "weather_agent",
-       "finish_reason": "tool_calls"},
+      {"role": "assistant", "parts": [{**CALL, "arguments": {"city": "Paris"}}], "name": "weather_agent"},
       {"role": "tool", "parts": [RESULT], "name": "get_weather"},
-      text("assistant", "It is cloudy.", finish_reason="stop")]),
+      text("assistant", "It is cloudy.")]),
     ("langchain-tools-node",
      {"input.value": json.dumps([{"name": "get_weather", "args": {"city": "Paris"}, "id": "call_1",
                                   "type": "tool_call"}]), "input.mime_type": "application/json"},
