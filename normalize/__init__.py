@@ -12,9 +12,10 @@ Pure (OTLP in, columns out, no I/O) and imported by the flusher processes
   metrics and the spans the columnar path cannot vectorize, and the oracle the columnar
   path is differentially tested against.
 - ``normalize.conventions``: the GenAI convention tables (``ALIASES``, operation, span
-  type, provider) and the rules both paths apply.
+  type, provider, what frameworks keep in JSON documents) and the rules both paths apply.
 - ``normalize.messages`` (one message shape), ``normalize.message_sources`` (where each
-  convention keeps messages), ``normalize.anyvalue`` (OTLP values → Python),
+  convention keeps messages), ``normalize.framework_messages`` (a run's input and output
+  in agent frameworks' shapes), ``normalize.anyvalue`` (OTLP values → Python),
   ``normalize.pricing`` (``prices.json``, the cost of a call).
 - ``normalize.requests.REQUEST_TYPES``: the request class of each signal.
 

@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 from normalize import anyvalue, pricing
 from normalize import conventions as cv
 from normalize import messages as msgs
-from normalize.columnar_attributes import (KV, K_BYTES, K_DOUBLE, K_INT, K_NONE, K_STR, K_STRINDEX, Events,
+from normalize.columnar_attributes import (KV, K_BOOL, K_BYTES, K_DOUBLE, K_INT, K_NONE, K_STR, K_STRINDEX, Events,
                                         first_of_runs, index, last_of_runs)
 from normalize.columnar_messages import finish_reasons, message_columns
 from storage.schema import SPANS
@@ -70,8 +70,8 @@ def _spread(n: int, own: np.ndarray, values: pl.Series) -> pl.Series:
 
 
 def _event_fields(events: Events, start: pl.Series) -> tuple[pl.Series, pl.Series, pl.Series, np.ndarray]:
-    """Per span, from its events: (ttft_ms from the first "First Token Stream Event", exception.type and
-    exception.message of the last "exception" event, mask of spans with message events)."""
+    """Per span, from its events: (ttft_ms from the first of ``conventions.TTFT_EVENTS``, exception.type
+    and exception.message of the last "exception" event, mask of spans with message events)."""
     n = events.n
     null_f, null_s = pl.Series([None] * n, dtype=pl.Float64), pl.Series([None] * n, dtype=pl.String)
     if events.k == 0:
@@ -80,7 +80,7 @@ def _event_fields(events: Events, start: pl.Series) -> tuple[pl.Series, pl.Serie
     message_events = np.zeros(n, bool)
     message_events[events.own[names.is_in(_MSG_EVENTS).to_numpy()]] = True
     ttft = null_f
-    first = np.flatnonzero(names.eq(cv.FIRST_TOKEN_EVENT).to_numpy())
+    first = np.flatnonzero(names.is_in(list(cv.TTFT_EVENTS)).to_numpy())
     if len(first):
         first = first[first_of_runs(events.own[first])]
         own = events.own[first]
@@ -101,6 +101,19 @@ def _event_fields(events: Events, start: pl.Series) -> tuple[pl.Series, pl.Serie
             found.append(_spread(n, events.own[a.own[rows]], _coerce(a, rows, _STR)))
         exc_type, exc_message = found
     return ttft, exc_type, exc_message, message_events
+
+
+def _not_streamed(kv: KV) -> np.ndarray:
+    """Per span, ``conventions.not_streamed``: one of ``STREAM_FLAGS`` (its last value) is false."""
+    which = kv.lut({k: i for i, k in enumerate(cv.STREAM_FLAGS)}, -1, np.int64)
+    out = np.zeros(kv.n, bool)
+    for w in range(len(cv.STREAM_FLAGS)):
+        last = kv.last_row(which, w)
+        spans = np.flatnonzero(last >= 0)
+        rows = last[spans]
+        false = (kv.kind[rows] == K_BOOL) & ~kv.df["b"].gather(rows).fill_null(True).to_numpy()
+        out[spans[false]] = True
+    return out
 
 
 # -- aliases -----------------------------------------------------------------------------
@@ -230,7 +243,7 @@ def genai_columns(core: pl.DataFrame, kv: KV, events: Events) -> tuple[dict[str,
     g = pl.DataFrame({
         **{f: al[f] for f in _FIELDS if f != "finish_reasons"},
         "name": core["name"], "service": core["service_name"], "status_message": core["status_message"],
-        "ttft_event": ttft_event, "exc_type": exc_type, "exc_message": exc_message,
+        "ttft_event": ttft_event, "not_streamed": _not_streamed(kv), "exc_type": exc_type, "exc_message": exc_message,
         **_price_columns(al["response_model"], al["request_model"]),
     })
     for stage in _genai_exprs():  # eager: on batches this size, planning a lazy query costs more
@@ -268,6 +281,7 @@ def _genai_exprs() -> list[list[pl.Expr]]:
         .when((oi_kind == cv.CHAIN_KIND) & (c("agent_name").is_not_null()
                                             | c("name").str.to_lowercase().str.contains(cv.AGENT_WORD, literal=True)))
         .then(pl.lit("invoke_agent"))
+        .when(c("not_a_call")).then(None)
         .when(mapped(oi_kind, cv.OPENINFERENCE_OPS).is_not_null()).then(mapped(oi_kind, cv.OPENINFERENCE_OPS))
         .when(mapped(c("traceloop_kind"), cv.TRACELOOP_OPS).is_not_null())
         .then(mapped(c("traceloop_kind"), cv.TRACELOOP_OPS))
@@ -290,18 +304,22 @@ def _genai_exprs() -> list[list[pl.Expr]]:
     return [
         [split.struct.field("field_0").alias("first"), split.struct.field("field_1").alias("rest"),
          c("openinference_kind").str.to_uppercase().alias("oi_kind"),
+         ((c("openinference_kind").str.to_uppercase() == cv.LLM_KIND)
+          & pl.any_horizontal([c("name").str.ends_with(m) for m in cv.NOT_A_CALL_METHODS]))
+         .fill_null(False).alias("not_a_call"),
          pl.when(c("pcr").is_not_null()).then(c("cache_read_tokens").fill_null(0)).otherwise(0).alias("read"),
          pl.when(c("pcw").is_not_null()).then(c("cache_write_tokens").fill_null(0)).otherwise(0).alias("write"),
          c("input_tokens").fill_null(0).alias("gross")],
         [pl.coalesce(c("operation"), derived).alias("operation")],
         [pl.when(op.is_not_null())
          .then(op.replace_strict(cv.SPAN_TYPE_OF_OPERATION, default="other", return_dtype=pl.String))
-         .when(c("request_model").is_not_null() | c("response_model").is_not_null())
+         .when((c("request_model").is_not_null() | c("response_model").is_not_null()) & ~c("not_a_call"))
          .then(pl.lit("llm")).otherwise(pl.lit("other")).alias("span_type")],
         [
             _provider(provider).alias("provider"),
             pl.coalesce(c("agent_name"), pl.when(c("traceloop_kind") == cv.TRACELOOP_AGENT).then(c("traceloop_entity")),
-                        pl.when((rest != "") & first.is_in(list(cv.AGENT_NAME_OPS))).then(rest)).alias("agent_name"),
+                        pl.when((rest != "") & first.is_in(list(cv.AGENT_NAME_OPS))).then(rest),
+                        pl.when(oi_kind == cv.AGENT_KIND).then(c("graph_node"))).alias("agent_name"),
             pl.coalesce(c("total_tokens"), pl.when(total_fits).then(c("input_tokens") + c("output_tokens")))
             .alias("total_tokens"),
             # a reported 0 for a call that used tokens (OpenLIT offline) is priced when it can be
@@ -311,7 +329,8 @@ def _genai_exprs() -> list[list[pl.Expr]]:
             .when(c("cost").is_not_null()).then(pl.lit("reported")).alias("cost_source"),
             pl.coalesce(c("tool_name"), pl.when(c("traceloop_kind") == cv.TRACELOOP_TOOL).then(c("traceloop_entity")),
                         pl.when((rest != "") & (first == cv.TOOL_NAME_OP)).then(rest)).alias("tool_name"),
-            pl.when(c("ttft_s").is_not_null()).then(c("ttft_s") * 1000.0).otherwise(c("ttft_event")).alias("ttft_ms"),
+            pl.when(c("not_streamed")).then(None).when(c("ttft_s").is_not_null()).then(c("ttft_s") * 1000.0)
+            .otherwise(c("ttft_event")).alias("ttft_ms"),
             pl.coalesce(c("error_type"), c("exc_type")).alias("error_type"),
             pl.coalesce(c("status_message"), c("exc_message")).alias("error_message"),
         ],

@@ -7,8 +7,9 @@ sent, as the reference keeps it (``gen_ai.system_instructions`` made of text par
 prepended as a system message): vectorized, the common case. Other values of those
 three keys (structured AnyValues, old shapes, JSON the pattern cannot vouch for) go
 through ``normalize.message_sources.span_messages`` per span. Spans with any other message
-source (OpenLLMetry / OpenInference indexed attributes, message span events) are
-flagged for the reference's per-span ``genai_fields``.
+source (OpenLLMetry / OpenInference indexed attributes, message span events, framework
+documents) or a JSON document only the row path reads (``conventions.ROW_PATH_KEYS``)
+are flagged for the reference's per-span ``genai_fields``.
 
 The first call in a process compiles the message pattern (~0.1 s).
 """
@@ -27,7 +28,9 @@ from normalize import messages as msgs
 from normalize.columnar_attributes import KV, K_NONE, K_STR, index, json_str
 
 _MSG_FAST = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions")
-_MSG_OTHER = sources.MESSAGE_KEYS - set(_MSG_FAST)
+# spans with any of these go to the reference: other message sources, and the JSON
+# documents only the row path reads (conventions.ROW_PATH_KEYS)
+_TO_REFERENCE = (sources.MESSAGE_KEYS - set(_MSG_FAST)) | cv.ROW_PATH_KEYS
 
 
 # A conservative grammar of "JSON that orjson parses into canonical GenAI messages"
@@ -56,6 +59,11 @@ MESSAGES_RX = rf"^\[{_WS}{_MESSAGE}(?:{_SEP}{_MESSAGE})*{_WS}\]{_WS}$"
 _TEXT_PART = (rf'\{{{_WS}(?:"type"{_WS}:{_WS}"text"{_SEP}"content"{_WS}:{_WS}{_VALUE}'
               rf'|"content"{_WS}:{_WS}{_VALUE}{_SEP}"type"{_WS}:{_WS}"text"){_WS}\}}')
 SYSTEM_RX = rf"^\[{_WS}{_TEXT_PART}(?:{_SEP}{_TEXT_PART})*{_WS}\]{_WS}$"
+# canonical input messages with a system message (its role escaped or not): the system
+# instructions are prepended unless the first message is that same one, which the
+# Python tier decides (OpenLIT sends the system prompt both ways)
+SYSTEM_ROLE_RX = (rf'"role"{_WS}:{_WS}"(?:s|\\u0073)(?:y|\\u0079)(?:s|\\u0073)(?:t|\\u0074)(?:e|\\u0065)'
+                  rf'(?:m|\\u006[dD])"')
 
 
 def message_columns(kv: KV, message_events: np.ndarray) -> tuple[pl.DataFrame, np.ndarray, dict[int, Any]]:
@@ -64,7 +72,7 @@ def message_columns(kv: KV, message_events: np.ndarray) -> tuple[pl.DataFrame, n
     n = kv.n
     which = kv.lut({k: i for i, k in enumerate(_MSG_FAST)}, -1, np.int64)
     reference = message_events.copy()
-    reference[kv.own[kv.lut({k: True for k in _MSG_OTHER}, False, bool)]] = True
+    reference[kv.own[kv.lut({k: True for k in _TO_REFERENCE}, False, bool)]] = True
     rows = {name: kv.last_row(which, w) for w, name in enumerate(("inp", "out", "sys"))}
     odd = np.zeros(n, bool)
     strings = {}
@@ -91,6 +99,9 @@ def message_columns(kv: KV, message_events: np.ndarray) -> tuple[pl.DataFrame, n
     flag = {name: checks[name].to_numpy() for name in ("inp", "out", "sys_parts", "sys_text", "sys_other")}
     fast = ~odd & ~flag["inp"] & ~flag["out"] & (~flag["sys_other"] | flag["sys_parts"] | flag["sys_text"])
     input_messages, output_messages = checks["input_messages"], checks["output_messages"]
+    both = np.flatnonzero(fast & flag["sys_other"] & input_messages.is_not_null().to_numpy())
+    if len(both):  # (the pattern runs on these few only)
+        fast[both[input_messages.gather(both).str.contains(SYSTEM_ROLE_RX).to_numpy()]] = False
     with_system = np.flatnonzero(fast & (flag["sys_parts"] | flag["sys_text"]))
     if len(with_system):
         parts = pl.when(c("parts")).then(c("sys")).otherwise(
@@ -119,8 +130,9 @@ def message_columns(kv: KV, message_events: np.ndarray) -> tuple[pl.DataFrame, n
 
 
 def finish_reasons(kv: KV, finish_row: pl.Series, output: pl.Series, outputs: dict[int, Any]) -> pl.Series:
-    """A plain string value → [it], vectorized; a list, a JSON-looking string, or no
-    usable value but output messages → ``conventions.finish_reasons``, as the reference does."""
+    """A plain string value → [it] (in ``conventions.FINISH_REASON_SPELLINGS``' spelling),
+    vectorized; a list, a JSON-looking string, or no usable value but output messages →
+    ``conventions.finish_reasons``, as the reference does."""
     n = kv.n
     has = finish_row.is_not_null()
     rows = finish_row.fill_null(0)
@@ -132,7 +144,8 @@ def finish_reasons(kv: KV, finish_row: pl.Series, output: pl.Series, outputs: di
     nested[kv.complex] = True
     is_list = has & pl.Series(nested).gather(rows)
     odd = is_list | (text.is_not_null() & text.str.starts_with("[")) | (~simple & ~is_list & output.is_not_null())
-    result = pl.select(pl.when(simple).then(pl.concat_list([text]))).to_series()
+    spelled = text.replace(cv.FINISH_REASON_SPELLINGS)
+    result = pl.select(pl.when(simple).then(pl.concat_list([spelled]))).to_series()
     odd_rows = odd.arg_true().to_list()
     if odd_rows:
         full: list[Any] = [None] * n

@@ -34,6 +34,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "provider": ("gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system"),
     "agent_name": ("gen_ai.agent.name", "agent.name"),
     "agent_id": ("gen_ai.agent.id",),
+    "graph_node": ("graph.node.name", "graph.node.id"),
     "request_model": ("gen_ai.request.model", "llm.request.model_name", "llm.request.model",
                       "llm.model_name", "embedding.model_name"),
     "response_model": ("gen_ai.response.model", "llm.response.model_name", "llm.response.model"),
@@ -50,12 +51,13 @@ ALIASES: dict[str, tuple[str, ...]] = {
                            "llm.token_count.prompt_details.cache_write"),
     "reasoning_tokens": ("gen_ai.usage.reasoning.output_tokens", "gen_ai.usage.reasoning_tokens",
                          "llm.token_count.completion_details.reasoning"),
-    "cost": ("gen_ai.usage.cost", "llm.cost.total"),
+    "cost": ("gen_ai.usage.cost", "llm.cost.total", "operation.cost"),
     "finish_reasons": ("gen_ai.response.finish_reasons", "llm.finish_reason"),
     "conversation_id": ("gen_ai.conversation.id", "session.id"),
     "tool_name": ("gen_ai.tool.name", "tool.name"),
     "tool_call_id": ("gen_ai.tool.call.id", "tool_call.id"),
-    "ttft_s": ("gen_ai.server.time_to_first_token", "gen_ai.response.time_to_first_chunk"),
+    "ttft_s": ("gen_ai.server.time_to_first_token", "gen_ai.response.time_to_first_chunk",
+               "gen_ai.client.operation.time_to_first_chunk"),
     "error_type": ("error.type",),
 }
 FIELDS = tuple(ALIASES)
@@ -93,6 +95,19 @@ AGENT_NAME_OPS = ("invoke_agent", "create_agent")
 TOOL_NAME_OP = "execute_tool"
 # the traceloop.span.kind whose traceloop.entity.name is the agent's / the tool's name
 TRACELOOP_AGENT, TRACELOOP_TOOL = "agent", "tool"
+# openinference.span.kind values some rules below are about
+LLM_KIND, TOOL_KIND, AGENT_KIND = "LLM", "TOOL", "AGENT"
+# LlamaIndex: its instrumentation gives a span to every implementation of an abstract
+# method of an LLM class and marks it LLM by the object's type; FunctionCallingLLM's
+# _prepare_chat_with_tools only builds the request (the call is its sibling). Such an
+# OpenInference LLM span, named "<class>.<method>", is not a call.
+NOT_A_CALL_METHODS = ("._prepare_chat_with_tools",)
+
+
+def not_a_call(openinference_kind: str | None, name: str) -> bool:
+    """Is this OpenInference LLM span a framework helper that calls no model?"""
+    return (openinference_kind is not None and openinference_kind.upper() == LLM_KIND
+            and name.endswith(NOT_A_CALL_METHODS))
 
 
 def operation(request_type: str | None, openinference_kind: str | None, traceloop_kind: str | None,
@@ -108,6 +123,8 @@ def operation(request_type: str | None, openinference_kind: str | None, traceloo
         openinference_kind = openinference_kind.upper()
         if openinference_kind == CHAIN_KIND and (has_agent or AGENT_WORD in name.lower()):
             return "invoke_agent"
+        if openinference_kind == LLM_KIND and name.endswith(NOT_A_CALL_METHODS):
+            return None
         op = OPENINFERENCE_OPS.get(openinference_kind)
         if op is not None:
             return op
@@ -121,10 +138,91 @@ def operation(request_type: str | None, openinference_kind: str | None, traceloo
 
 def span_type(op: str | None, has_model: bool) -> str:
     """llm / embedding / tool / retrieval / agent / other; a span naming a model but no
-    operation is an llm call."""
+    operation is an llm call (callers pass ``has_model`` false for ``not_a_call`` spans)."""
     if op:
         return SPAN_TYPE_OF_OPERATION.get(op, "other")
     return "llm" if op is None and has_model else "other"
+
+
+# -- what frameworks keep in JSON documents ----------------------------------------------
+# Read by the row path only (the columnar path hands spans carrying ROW_PATH_KEYS, or
+# input.value / output.value, to it). Each reader takes the attribute's value as sent
+# and returns None for anything it does not recognise.
+
+# OpenInference ``metadata`` (a JSON object): LangChain's create_agent(name=...) puts the
+# agent's name there as lc_agent_name, on its graph's span and every span inside; it
+# names an OpenInference AGENT span (the graph's own), as do graph.node.name / .id
+# (CrewAI: the agent's role; the Agents SDK: its name, also in agent.name).
+METADATA, LC_AGENT_NAME = "metadata", "lc_agent_name"
+# OpenInference ``llm.invocation_parameters`` (JSON): the request's parameters, so its
+# "model" is the requested model. llm.model_name is whatever the instrumentation put
+# there: the request's model (LangChain, LlamaIndex, the Agents SDK) or the response's
+# (openinference-instrumentation-openai, under CrewAI); when it differs from the
+# requested one it is the response model.
+INVOCATION_PARAMETERS = "llm.invocation_parameters"
+_REQUEST_MODEL_KEYS = ALIASES["request_model"][:ALIASES["request_model"].index("llm.model_name")]
+OI_MODEL_NAME = "llm.model_name"
+ROW_PATH_KEYS = frozenset({METADATA, INVOCATION_PARAMETERS})
+
+
+def _json_object(v: Any) -> dict[str, Any] | None:
+    v = msgs.maybe_json(v)
+    return v if isinstance(v, dict) else None
+
+
+def metadata_agent_name(metadata: Any) -> str | None:
+    """``metadata``'s lc_agent_name (LangChain create_agent)."""
+    doc = _json_object(metadata)
+    return as_str(doc.get(LC_AGENT_NAME)) if doc is not None else None
+
+
+def invocation_models(attrs: dict[str, Any], request: str | None,
+                      response: str | None) -> tuple[str | None, str | None]:
+    """(request model, response model) with ``llm.invocation_parameters``' "model" as the
+    request model, unless a GenAI request model attribute is sent; llm.model_name becomes
+    the response model when it differs (and no response model attribute is sent)."""
+    doc = _json_object(attrs.get(INVOCATION_PARAMETERS))
+    model = as_str(doc.get("model")) if doc is not None else None
+    if model is None or any(as_str(attrs.get(k)) for k in _REQUEST_MODEL_KEYS):
+        return request, response
+    named = as_str(attrs.get(OI_MODEL_NAME))
+    if response is None and named is not None and named != model:
+        response = named
+    return model, response
+
+
+def langchain_response_model(output: Any) -> str | None:
+    """The model that answered, from a LangChain ``LLMResult`` in an OpenInference LLM
+    span's ``output.value``: ``generations[0][0].generation_info.model_name``, else the
+    message's ``response_metadata.model_name``."""
+    if not isinstance(output, str) or '"generations"' not in output:
+        return None
+    doc = _json_object(output)
+    gens = doc.get("generations") if doc is not None else None
+    if not (isinstance(gens, list) and gens and isinstance(gens[0], list) and gens[0]
+            and isinstance(gens[0][0], dict)):
+        return None
+    gen = gens[0][0]
+    info = gen.get("generation_info")
+    model = as_str(info.get("model_name")) if isinstance(info, dict) else None
+    if model is None:
+        message = gen.get("message")
+        kwargs = message.get("kwargs") if isinstance(message, dict) else None
+        meta = kwargs.get("response_metadata") if isinstance(kwargs, dict) else None
+        model = as_str(meta.get("model_name")) if isinstance(meta, dict) else None
+    return model
+
+
+def langchain_tool_call_id(output: Any) -> str | None:
+    """The call id a LangChain tool answered, from the ToolMessage (``messages_to_dict``:
+    ``{"type": "tool", "data": {"tool_call_id": ...}}``) in an OpenInference TOOL span's
+    ``output.value``."""
+    if not isinstance(output, str) or '"tool_call_id"' not in output:
+        return None
+    doc = _json_object(output)
+    if doc is None or doc.get("type") != "tool" or not isinstance(doc.get("data"), dict):
+        return None
+    return as_str(doc["data"].get("tool_call_id"))
 
 
 # -- provider --------------------------------------------------------------------------
@@ -145,33 +243,61 @@ def provider(value: str) -> str:
 
 # -- events and finish reasons ------------------------------------------------------------
 
-# OpenInference's streaming instrumentations mark the first chunk with this span event.
+# OpenInference's streaming instrumentations mark the first chunk with this span event,
+# OpenLLMetry's add one per chunk: the first of either, minus the span's start, is the TTFT.
 FIRST_TOKEN_EVENT = "First Token Stream Event"
+OPENLLMETRY_CHUNK_EVENT = "gen_ai.content.completion.chunk"
+TTFT_EVENTS = frozenset({FIRST_TOKEN_EVENT, OPENLLMETRY_CHUNK_EVENT})
+# A call that says it did not stream has no TTFT: OpenLIT sets
+# gen_ai.server.time_to_first_token on every call, on a non-streamed one the whole call.
+# (OpenLIT: gen_ai.request.stream, OpenLLMetry: gen_ai.is_streaming; booleans.)
+STREAM_FLAGS = ("gen_ai.request.stream", "gen_ai.is_streaming")
+
+
+def not_streamed(attrs: dict[str, Any]) -> bool:
+    """Does the span say, with a boolean false, that its call did not stream?"""
+    for k in STREAM_FLAGS:
+        if attrs.get(k) is False:
+            return True
+    return False
 EXCEPTION_EVENT = "exception"
 # OpenLLMetry: one finish reason per choice, gen_ai.completion.{i}.finish_reason
 OPENLLMETRY_FINISH = "gen_ai.completion.{}.finish_reason"
 OPENLLMETRY_FIRST_FINISH = OPENLLMETRY_FINISH.format(0)
+# One spelling for "the model stopped to call a tool": the GenAI semconv's enum value
+# (gen-ai-output-messages.json, FinishReason: stop, length, content_filter, tool_call,
+# error) for OpenAI's "tool_calls" (and its legacy "function_call") and Anthropic's
+# "tool_use". The finish_reasons column is spelled this way; messages keep what was sent.
+FINISH_REASON_SPELLINGS = {"tool_calls": "tool_call", "function_call": "tool_call", "tool_use": "tool_call"}
+
+
+def finish_reason(value: str) -> str:
+    """One finish reason in the column's spelling."""
+    return FINISH_REASON_SPELLINGS.get(value, value)
 
 
 def finish_reasons(value: Any, attrs: dict[str, Any], output: list | None) -> list[str] | None:
     """The ``finish_reasons`` alias's value (an array, a JSON array string or one
-    string), else OpenLLMetry's indexed ones in ``attrs``, else the output messages'."""
+    string), else OpenLLMetry's indexed ones in ``attrs``, else the output messages';
+    spelled as ``FINISH_REASON_SPELLINGS`` says."""
     if isinstance(value, str) and value.startswith("["):
         try:
             value = orjson.loads(value)
         except orjson.JSONDecodeError:
             pass
     if isinstance(value, list):
-        return [str(x) for x in value if x is not None] or None
-    if isinstance(value, str) and value:
-        return [value]
-    if OPENLLMETRY_FIRST_FINISH in attrs:
-        out, i = [], 0
+        found = [str(x) for x in value if x is not None]
+    elif isinstance(value, str) and value:
+        found = [value]
+    elif OPENLLMETRY_FIRST_FINISH in attrs:
+        found, i = [], 0
         while (fr := attrs.get(OPENLLMETRY_FINISH.format(i))) is not None:
-            out.append(str(fr))
+            found.append(str(fr))
             i += 1
-        return out
-    return msgs.finish_reasons(output)
+        return [finish_reason(x) for x in found]
+    else:
+        found = msgs.finish_reasons(output) or []
+    return [finish_reason(x) for x in found] or None
 
 
 # -- OTLP enums -----------------------------------------------------------------------

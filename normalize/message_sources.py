@@ -26,6 +26,7 @@ from typing import Any
 
 import orjson
 
+from normalize import framework_messages as fw
 from normalize.messages import (CHOICE_EVENT, DETAILS_EVENT, ROLE_EVENTS, Message, choice, from_value, maybe_json,
                                 message, role_event, system_message, text)
 
@@ -82,7 +83,8 @@ def _oi_content(c: dict[str, Any]) -> dict[str, Any]:
 
 
 def openinference(attrs: dict[str, Any], prefix: str, role: str) -> list[Message] | None:
-    """``llm.input_messages.{i}.message.*`` / ``llm.output_messages.{i}.message.*`` → messages."""
+    """``llm.input_messages.{i}.message.*`` / ``llm.output_messages.{i}.message.*`` → messages
+    (those with content; none: None, so that the next source is read)."""
     out = []
     for d in _indexed(attrs, prefix):
         r = d.get("message.role") or role
@@ -103,6 +105,8 @@ def openinference(attrs: dict[str, Any], prefix: str, role: str) -> list[Message
         if "message.function_call_name" in d and len(parts) == n_parts:  # legacy; tool_calls win
             parts.append({"type": "tool_call", "id": None, "name": d["message.function_call_name"],
                           "arguments": d.get("message.function_call_arguments_json")})
+        if not parts:
+            continue  # a role alone (LangChain's graph span: llm.input_messages.0.message.role = user)
         m: Message = {"role": r, "parts": parts}
         if d.get("message.name"):
             m["name"] = d["message.name"]
@@ -113,31 +117,31 @@ def openinference(attrs: dict[str, Any], prefix: str, role: str) -> list[Message
 def io_value(v: Any, mime: Any, role: str) -> list[Message] | None:
     """OpenInference ``input.value`` / ``output.value``.
 
-    JSON with a ``messages`` array (an OpenAI/Anthropic request) → those messages
-    (plus Anthropic's top-level ``system``); JSON with ``choices`` (an OpenAI
-    response) → the choices' messages; anything else → one text message holding
-    the value as sent.
+    JSON (by its mime type, or a structured value): the messages of a known document
+    (``framework_messages.json_messages``: a request's ``messages``, a response's
+    ``choices``, LangChain's and CrewAI's shapes), else none: an object or array of
+    another shape is not a message. A JSON string or number → one text message of it.
+    Text: LlamaIndex's ``StopEvent`` repr → its answer; another Python repr → none;
+    anything else → one text message holding the value as sent.
     """
     if v is None or v == "":
         return None
     if mime == "application/json" or isinstance(v, (dict, list)):
         doc = maybe_json(v)
-        if isinstance(doc, dict):
-            msgs = doc.get("messages")
-            if isinstance(msgs, list):
-                out = [message(m, role) for m in msgs]
-                system = doc.get("system")
-                if system:
-                    sm = system_message(system)
-                    if sm is not None:
-                        out.insert(0, sm)
-                return out or None
-            choices = doc.get("choices")
-            if isinstance(choices, list) and choices and isinstance(choices[0], dict):
-                return [choice(c) for c in choices]
+        if isinstance(doc, (dict, list)):
+            return fw.json_messages(doc, role)
+        if isinstance(v, str):
+            try:
+                doc = orjson.loads(v)
+            except orjson.JSONDecodeError:
+                doc = v  # not JSON after all: text
+            if isinstance(doc, str):
+                v = doc
     if not isinstance(v, str):
         v = orjson.dumps(v).decode()
-    return [{"role": role, "parts": [text(v)]}]
+    if fw.is_python_repr(v):
+        return fw.llamaindex_answer(v)
+    return [{"role": role, "parts": [text(v)]}] if v else None
 
 
 # -- where a span or a log record keeps its messages ----------------------------------
@@ -149,10 +153,12 @@ _OI_IN = ("llm.input_messages.0.message.role", "llm.input_messages.0.message.con
 _OI_OUT = ("llm.output_messages.0.message.role", "llm.output_messages.0.message.content")
 # A span carrying none of these keys (and no events) has no messages: callers skip
 # span_messages() for it, which keeps tool and plain spans cheap.
+_TL_IN, _TL_OUT, _TL_KIND = "traceloop.entity.input", "traceloop.entity.output", "traceloop.span.kind"
 MESSAGE_KEYS = frozenset({
     "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
     "gen_ai.prompt", "gen_ai.completion", "input.value", "output.value",
-    *_OLLM_IN, *_OLLM_OUT, *_OI_IN, *_OI_OUT,
+    *_OLLM_IN, *_OLLM_OUT, *_OI_IN, *_OI_OUT, _TL_IN, _TL_OUT,
+    fw.PYDANTIC_AI_MESSAGES, fw.CREWAI_TASKS,
 })
 
 
@@ -193,23 +199,32 @@ def span_messages(
 ) -> tuple[list[Message] | None, list[Message] | None]:
     """(input, output) messages of one span; each side takes the first source present:
 
-    1. ``gen_ai.input.messages`` (+ ``gen_ai.system_instructions`` as a leading
-       system message) / ``gen_ai.output.messages``;
+    1. ``gen_ai.input.messages``, else pydantic-ai's ``pydantic_ai.all_messages`` up to
+       the run's first model response (either led by ``gen_ai.system_instructions`` as
+       a system message, unless they already start with that one) /
+       ``gen_ai.output.messages``, else pydantic-ai's last message or ``final_result``;
     2. span events ``gen_ai.content.prompt`` / ``gen_ai.content.completion``;
     3. span events ``gen_ai.{system,user,assistant,tool}.message`` / ``gen_ai.choice``;
     4. ``gen_ai.prompt`` / ``gen_ai.completion`` attributes, then OpenLLMetry's
        indexed ``gen_ai.prompt.{i}.*`` / ``gen_ai.completion.{i}.*``;
     5. OpenInference ``llm.input_messages.{i}.*`` / ``llm.output_messages.{i}.*``;
-    6. OpenInference ``input.value`` / ``output.value``.
+    6. OpenInference ``input.value`` / ``output.value``;
+    7. OpenLLMetry's ``traceloop.entity.input`` / ``traceloop.entity.output`` on a
+       workflow, agent or task span;
+    8. (input) CrewAI's ``crew_tasks``.
     """
     g = attrs.get
     inp = from_value(g("gen_ai.input.messages"), "user")
+    if inp is None and fw.PYDANTIC_AI_MESSAGES in attrs:
+        inp = fw.pydantic_ai_input(g(fw.PYDANTIC_AI_MESSAGES), g(fw.PYDANTIC_AI_NEW_INDEX))
     system = g("gen_ai.system_instructions")
     if system is not None:
         sm = system_message(system)
-        if sm is not None:
+        if sm is not None and not _starts_with(inp, sm):
             inp = [sm, *(inp or ())]
     out = from_value(g("gen_ai.output.messages"), "assistant")
+    if out is None and fw.PYDANTIC_AI_MESSAGES in attrs:
+        out = fw.pydantic_ai_output(g(fw.PYDANTIC_AI_MESSAGES), g(fw.PYDANTIC_AI_RESULT))
     if inp is not None and out is not None:
         return inp, out
     if events:
@@ -224,6 +239,10 @@ def span_messages(
             inp = openinference(attrs, "llm.input_messages.", "user")
         if inp is None:
             inp = io_value(g("input.value"), g("input.mime_type"), "user")
+        if inp is None and _TL_IN in attrs and _traceloop_run(attrs):
+            inp = fw.traceloop_input(g(_TL_IN))
+        if inp is None and fw.CREWAI_TASKS in attrs:
+            inp = fw.crewai_tasks(g(fw.CREWAI_TASKS))
     if out is None:
         out = from_value(g("gen_ai.completion"), "assistant")
         if out is None and _has_any(attrs, _OLLM_OUT):
@@ -232,7 +251,21 @@ def span_messages(
             out = openinference(attrs, "llm.output_messages.", "assistant")
         if out is None:
             out = io_value(g("output.value"), g("output.mime_type"), "assistant")
+        if out is None and _TL_OUT in attrs and _traceloop_run(attrs):
+            out = fw.traceloop_output(g(_TL_OUT))
     return inp, out
+
+
+def _traceloop_run(attrs: dict[str, Any]) -> bool:
+    kind = attrs.get(_TL_KIND)
+    return isinstance(kind, str) and kind in fw.TRACELOOP_RUN_KINDS
+
+
+def _starts_with(msgs: list[Message] | None, first: Message) -> bool:
+    """Do the messages already start with this (system) message? OpenLIT sends the
+    system prompt in gen_ai.system_instructions and as the first input message."""
+    return bool(msgs) and isinstance(msgs[0], dict) and msgs[0].get("role") == first["role"] \
+        and msgs[0].get("parts") == first["parts"]
 
 
 def log_messages(event_name: str | None, body: Any, attrs: dict[str, Any]) -> tuple[str | None, Any]:

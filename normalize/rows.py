@@ -93,14 +93,19 @@ def genai_fields(attrs: dict[str, Any], name: str, events: list, start: int, ser
                 if v is not None:
                     vals[slot] = v
                     ranks[slot] = rank
-    (op, req_type, oi_kind, tl_kind, tl_entity, provider, agent, agent_id, req_model,
+    (op, req_type, oi_kind, tl_kind, tl_entity, provider, agent, agent_id, graph_node, req_model,
      resp_model, in_tok, out_tok, total, cache_r, cache_w, reasoning, cost, finish,
      conversation, tool, tool_call_id, ttft_s, error_type) = vals
+    oi = oi_kind.upper() if oi_kind is not None else None
 
+    if cv.INVOCATION_PARAMETERS in attrs:
+        req_model, resp_model = cv.invocation_models(attrs, req_model, resp_model)
+    if resp_model is None and oi == cv.LLM_KIND:
+        resp_model = cv.langchain_response_model(attrs.get("output.value"))
     if op is None:
         op = cv.operation(req_type, oi_kind, tl_kind, agent is not None, name)
     first, _, rest = name.partition(" ")
-    span_type = cv.span_type(op, bool(req_model or resp_model))
+    span_type = cv.span_type(op, bool(req_model or resp_model) and not cv.not_a_call(oi_kind, name))
 
     if provider is not None:
         provider = cv.provider(provider)
@@ -109,12 +114,16 @@ def genai_fields(attrs: dict[str, Any], name: str, events: list, start: int, ser
         agent = tl_entity
     if agent is None and rest and first in cv.AGENT_NAME_OPS:
         agent = rest
+    if agent is None and oi == cv.AGENT_KIND:
+        agent = cv.metadata_agent_name(attrs.get(cv.METADATA)) or graph_node
     # An agent span that names no agent stays unnamed: the views fall back to the request's
     # agent or the service only when no span of the run names one (docs/normalization.md).
     if tool is None and tl_kind == cv.TRACELOOP_TOOL:
         tool = tl_entity
     if tool is None and rest and first == cv.TOOL_NAME_OP:
         tool = rest
+    if tool_call_id is None and oi == cv.TOOL_KIND:
+        tool_call_id = cv.langchain_tool_call_id(attrs.get("output.value"))
 
     if total is None and in_tok is not None and out_tok is not None:
         total = in_tok + out_tok
@@ -140,11 +149,14 @@ def genai_fields(attrs: dict[str, Any], name: str, events: list, start: int, ser
             n = e["name"]
             if n == cv.EXCEPTION_EVENT:
                 exc = e["attributes"]
-            elif n == cv.FIRST_TOKEN_EVENT and ttft_s is None:
+            elif n in cv.TTFT_EVENTS and ttft_s is None:
                 ttft_s = (e["time_unix_nano"] - start) / 1e9
         if exc is not None:
             error_type = error_type or as_str(exc.get("exception.type"))
             error_message = error_message or as_str(exc.get("exception.message"))
+
+    if ttft_s is not None and cv.not_streamed(attrs):
+        ttft_s = None
 
     inp = out = None
     if events or not sources.MESSAGE_KEYS.isdisjoint(attrs):

@@ -6,5 +6,8 @@ from here (benchmarks never import ``tests/``):
 - ``rows``: lake rows with sensible defaults, for ``Lake.write_batch``;
 - ``collector``: a collector config on free ports with its lake and log under a folder;
 - ``openai_stub``: a scripted OpenAI-compatible server (streams, stalls, errors);
+- ``otlp_capture``: an OTLP capture server and OTLP/JSON conversion (the recorders);
+- ``frameworks``: the recorded agent-framework runs through the lake beside their
+  expected.json (scripts/compare_frameworks.py, tests/test_frameworks.py);
 - ``wait``: ``wait_for(condition)``, the one poll on explicit state.
 """

@@ -66,6 +66,12 @@ OPERATIONS = [
     ({"openinference.span.kind": "CHAIN"}, "AgentExecutor", "invoke_agent", "agent"),
     ({"openinference.span.kind": "CHAIN", "agent.name": "a"}, "x", "invoke_agent", "agent"),
     ({"openinference.span.kind": "GUARDRAIL"}, "x", None, "other"),
+    # LlamaIndex's request-building helper is marked LLM but calls nothing
+    ({"openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-mini"}, "OpenAI._prepare_chat_with_tools",
+     None, "other"),
+    ({"openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-mini"}, "OpenAI.astream_chat", "chat", "llm"),
+    ({"openinference.span.kind": "CHAIN", "llm.model_name": "m"}, "Runner._prepare_chat_with_tools", None, "llm"),
+    ({"gen_ai.operation.name": "chat"}, "OpenAI._prepare_chat_with_tools", "chat", "llm"),
     # span name
     ({}, "chat gpt-4o", "chat", "llm"),
     ({}, "execute_tool search", "execute_tool", "tool"),
@@ -134,6 +140,33 @@ MODELS = [
     ({"llm.model_name": "m"}, ("m", None)),
     ({"embedding.model_name": "text-embedding-3-small"}, ("text-embedding-3-small", None)),
     ({"gen_ai.request.model": 4}, ("4", None)),
+    # OpenInference: llm.invocation_parameters' "model" is the request model, llm.model_name
+    # then the response model when it differs (openinference-instrumentation-openai, CrewAI)
+    ({"llm.model_name": "gpt-4o-mini-2024-07-18", "llm.invocation_parameters": '{"model": "gpt-4o-mini"}'},
+     ("gpt-4o-mini", "gpt-4o-mini-2024-07-18")),
+    ({"llm.model_name": "gpt-4o-mini", "llm.invocation_parameters": '{"model": "gpt-4o-mini", "stream": true}'},
+     ("gpt-4o-mini", None)),
+    ({"llm.model_name": "m", "llm.invocation_parameters": '{"base_url": "http://x/v1/"}'}, ("m", None)),
+    ({"llm.invocation_parameters": '{"model": "a"}'}, ("a", None)),
+    ({"llm.model_name": "n", "llm.invocation_parameters": '{"model": "a"}', "gen_ai.response.model": "r"},
+     ("a", "r")),
+    # a GenAI request model wins; llm.model_name is then not a response model either
+    ({"gen_ai.request.model": "g", "llm.model_name": "n", "llm.invocation_parameters": '{"model": "a"}'},
+     ("g", None)),
+    ({"llm.model_name": "m", "llm.invocation_parameters": "{bad json"}, ("m", None)),
+    ({"llm.model_name": "m", "llm.invocation_parameters": '{"model": ""}'}, ("m", None)),
+    # LangChain: the response model only in the LLMResult of an LLM span's output.value
+    ({"openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-mini",
+      "output.value": json.dumps({"generations": [[{"text": "", "generation_info": {
+          "finish_reason": "stop", "model_name": "gpt-4o-mini-2024-07-18"}}]]})},
+     ("gpt-4o-mini", "gpt-4o-mini-2024-07-18")),
+    ({"openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-mini",
+      "output.value": json.dumps({"generations": [[{"text": "", "message": {"lc": 1, "type": "constructor", "kwargs": {
+          "response_metadata": {"model_name": "gpt-4o-mini-2024-07-18"}}}}]]})},
+     ("gpt-4o-mini", "gpt-4o-mini-2024-07-18")),
+    ({"openinference.span.kind": "CHAIN",
+      "output.value": json.dumps({"generations": [[{"generation_info": {"model_name": "x"}}]]})}, (None, None)),
+    ({"openinference.span.kind": "LLM", "output.value": '{"generations": [[]]}'}, (None, None)),
 ]
 
 
@@ -143,6 +176,8 @@ _GPT4O = {"gen_ai.request.model": "gpt-4o", "gen_ai.usage.input_tokens": 1000,
 COSTS = [
     ({**_GPT4O, "gen_ai.usage.cost": 0.5}, 0.5, "reported"),
     ({**_GPT4O, "llm.cost.total": "0.25"}, 0.25, "reported"),
+    ({**_GPT4O, "operation.cost": 1.935e-05}, 1.935e-05, "reported"),  # pydantic-ai (genai-prices)
+    ({**_GPT4O, "operation.cost": 0.1, "gen_ai.usage.cost": 0.5}, 0.5, "reported"),
     ({"gen_ai.usage.cost": 0.0}, 0.0, "reported"),
     # a reported 0 for a priced model that used tokens (OpenLIT offline) is priced instead
     ({**_GPT4O, "gen_ai.usage.cost": 0}, (1000 * 2.5 + 100 * 10) / 1e6, "computed"),
@@ -185,6 +220,22 @@ AGENTS = [
     ({"openinference.span.kind": "CHAIN"}, "LangGraph", b"", None, None),
     ({"http.method": "GET"}, "GET /", b"", None, None),
     ({"gen_ai.operation.name": "chat"}, "chat m", PARENT, None, None),
+    # OpenInference AGENT spans: LangChain create_agent's metadata, graph node name / id
+    ({"openinference.span.kind": "AGENT",
+      "metadata": '{"ls_integration": "langchain_create_agent", "lc_agent_name": "weather_agent"}'},
+     "weather_agent", b"", "weather_agent", None),
+    ({"openinference.span.kind": "AGENT", "graph.node.id": "weather_agent"}, "weather_agent._execute_core", PARENT,
+     "weather_agent", None),
+    ({"openinference.span.kind": "AGENT", "graph.node.name": "Planner", "graph.node.id": "n1"}, "x", PARENT,
+     "Planner", None),
+    ({"openinference.span.kind": "AGENT", "metadata": '{"lc_agent_name": "a"}', "graph.node.id": "b"}, "x", PARENT,
+     "a", None),
+    ({"openinference.span.kind": "AGENT", "agent.name": "a", "graph.node.id": "b"}, "x", PARENT, "a", None),
+    ({"openinference.span.kind": "AGENT", "metadata": "not json"}, "Agent workflow", b"", None, None),
+    # ... but not on other spans, which carry the same metadata inside the agent
+    ({"openinference.span.kind": "LLM", "metadata": '{"lc_agent_name": "weather_agent"}'}, "ChatOpenAI", PARENT,
+     None, None),
+    ({"openinference.span.kind": "CHAIN", "graph.node.id": "n"}, "model", PARENT, None, None),
 ]
 
 
@@ -193,6 +244,16 @@ TOOLS = [
     ({"tool.name": "calc", "tool_call.id": "c2"}, "x", ("calc", "c2")),
     ({"traceloop.span.kind": "tool", "traceloop.entity.name": "fetch"}, "x", ("fetch", None)),
     ({"gen_ai.operation.name": "execute_tool"}, "execute_tool web_search", ("web_search", None)),
+    # LangChain (OpenInference): the ToolMessage in the TOOL span's output.value
+    ({"openinference.span.kind": "TOOL", "tool.name": "get_weather", "output.value": json.dumps(
+        {"type": "tool", "data": {"content": "sunny", "type": "tool", "tool_call_id": "call_1", "status": "success"}}),
+      "output.mime_type": "application/json"}, "get_weather", ("get_weather", "call_1")),
+    ({"openinference.span.kind": "TOOL", "tool.name": "t", "tool_call.id": "c0",
+      "output.value": '{"type": "tool", "data": {"tool_call_id": "c1"}}'}, "t", ("t", "c0")),
+    ({"openinference.span.kind": "TOOL", "tool.name": "t", "output.value": '{"tool_call_id": "c1"}'}, "t",
+     ("t", None)),
+    ({"openinference.span.kind": "CHAIN", "output.value": '{"type": "tool", "data": {"tool_call_id": "c1"}}'}, "t",
+     (None, None)),
     ({}, "x", (None, None)),
 ]
 
@@ -210,6 +271,18 @@ TTFTS = [
     ({"gen_ai.response.time_to_first_chunk": "0.5"}, [], 500.0),
     ({"gen_ai.response.time_to_first_chunk": 1}, [], 1000.0),
     ({}, [event("First Token Stream Event", t=START + 120_000_000)], 120.0),
+    # pydantic-ai / logfire: the current semconv name (seconds), as a span attribute
+    ({"gen_ai.client.operation.time_to_first_chunk": 0.165}, [], 165.0),
+    # OpenLLMetry: one event per streamed chunk, the first one counts
+    ({}, [event("retry", t=START + 5_000_000), event("gen_ai.content.completion.chunk", t=START + 156_000_000),
+          event("gen_ai.content.completion.chunk", t=START + 170_000_000)], 156.0),
+    ({"gen_ai.server.time_to_first_token": 0.2}, [event("gen_ai.content.completion.chunk", t=START + 156_000_000)],
+     200.0),  # an attribute wins over the events
+    # a call that says it did not stream has none (OpenLIT times the whole call)
+    ({"gen_ai.server.time_to_first_token": 0.013, "gen_ai.request.stream": False}, [], None),
+    ({"gen_ai.server.time_to_first_token": 0.15, "gen_ai.request.stream": True}, [], 150.0),
+    ({"gen_ai.is_streaming": False}, [event("gen_ai.content.completion.chunk", t=START + 1_000_000)], None),
+    ({"gen_ai.server.time_to_first_token": 0.25, "gen_ai.request.stream": "false"}, [], 250.0),  # a boolean only
     ({"llm.ttft": 3}, [], None),
     ({}, [], None),
 ]
@@ -220,7 +293,12 @@ _OUT_STOP = '[{"role":"assistant","parts":[{"type":"text","content":"hi"}],"fini
 
 FINISH_REASONS = [
     ({"gen_ai.response.finish_reasons": ["stop", "length"]}, ["stop", "length"]),
-    ({"gen_ai.response.finish_reasons": '["tool_calls"]'}, ["tool_calls"]),
+    # one spelling for a tool call: the GenAI semconv's "tool_call" (conventions.FINISH_REASON_SPELLINGS)
+    ({"gen_ai.response.finish_reasons": '["tool_calls"]'}, ["tool_call"]),
+    ({"gen_ai.response.finish_reasons": ["tool_calls", "stop"]}, ["tool_call", "stop"]),
+    ({"gen_ai.response.finish_reasons": "tool_calls"}, ["tool_call"]),
+    ({"llm.finish_reason": "tool_use"}, ["tool_call"]),
+    ({"gen_ai.response.finish_reasons": "function_call"}, ["tool_call"]),
     ({"gen_ai.response.finish_reasons": "stop"}, ["stop"]),
     ({"llm.finish_reason": "stop"}, ["stop"]),
     ({"gen_ai.completion.0.finish_reason": "stop", "gen_ai.completion.1.finish_reason": "length"},
@@ -330,8 +408,129 @@ MESSAGES = [
                                                "message": {"role": "assistant", "content": "yo"}}]}),
       "output.mime_type": "application/json"},
      [], [text("user", "hi")], [text("assistant", "yo", finish_reason="stop")]),
+    # text is a message; a JSON object of a shape not known is not, a JSON string is its text
     ("io-text", {"input.value": "what is 2+2?", "output.value": '{"answer": 4}', "output.mime_type": "application/json"},
-     [], [text("user", "what is 2+2?")], [text("assistant", '{"answer": 4}')]),
+     [], [text("user", "what is 2+2?")], None),
+    ("io-json-string", {"input.value": '"what is 2+2?"', "input.mime_type": "application/json",
+                        "output.value": "4", "output.mime_type": "application/json"},
+     [], [text("user", "what is 2+2?")], [text("assistant", "4")]),
+    # a bare array of messages (the Agents SDK's generation spans); the choices of an
+    # OpenAI response without content are none (no message without parts)
+    ("io-message-array",
+     {"input.value": json.dumps([{"content": "be brief", "role": "system"}, {"role": "user", "content": "hi"}]),
+      "input.mime_type": "application/json",
+      "output.value": json.dumps({"choices": [{"finish_reason": "stop", "message": {"role": "assistant"}}]}),
+      "output.mime_type": "application/json"},
+     [], [text("system", "be brief"), text("user", "hi")], None),
+    # LangChain 1.x / LangGraph (OpenInference): the graph's state, in as role/content, out as
+    # messages_to_dict; the tools node's input (tool calls, not messages) is none
+    ("langgraph-state",
+     {"llm.input_messages.0.message.role": "user",  # a role alone is no message: input.value is read
+      "input.value": json.dumps({"messages": [{"role": "user", "content": "What is the weather in Paris?"}]}),
+      "input.mime_type": "application/json",
+      "output.value": json.dumps({"messages": [
+          {"type": "human", "data": {"content": "What is the weather in Paris?", "type": "human", "name": None}},
+          {"type": "ai", "data": {"content": "", "type": "ai", "name": "weather_agent",
+                                  "response_metadata": {"finish_reason": "tool_calls", "model_name": "m"},
+                                  "tool_calls": [{"name": "get_weather", "args": {"city": "Paris"}, "id": "call_1",
+                                                  "type": "tool_call"}]}},
+          {"type": "tool", "data": {"content": "cloudy", "type": "tool", "name": "get_weather",
+                                    "tool_call_id": "call_1"}},
+          {"type": "ai", "data": {"content": "It is cloudy.", "response_metadata": {"finish_reason": "stop"}}},
+          {"type": "ai", "data": {"content": ""}},
+          {"type": "remove", "data": {"id": "x"}}]}),
+      "output.mime_type": "application/json"},
+     [], [text("user", "What is the weather in Paris?")],
+     [text("user", "What is the weather in Paris?"),
+      {"role": "assistant", "parts": [{**CALL, "arguments": {"city": "Paris"}}], "name": "weather_agent"},
+      {"role": "tool", "parts": [RESULT], "name": "get_weather"},
+      text("assistant", "It is cloudy.")]),
+    ("langchain-tools-node",
+     {"input.value": json.dumps([{"name": "get_weather", "args": {"city": "Paris"}, "id": "call_1",
+                                  "type": "tool_call"}]), "input.mime_type": "application/json"},
+     [], None, None),
+    # CrewAI: the crew's tasks in, its output's raw answer out (a TaskOutput's too, not its messages)
+    ("crewai-crew",
+     {"openinference.span.kind": "CHAIN",
+      "crew_tasks": json.dumps([{"id": "t1", "description": "What is the weather in Paris?", "agent_role": "a"},
+                                {"id": "t2", "description": ""}, "junk"]),
+      "output.value": json.dumps({"raw": "It is cloudy.", "pydantic": None, "tasks_output": []}),
+      "output.mime_type": "application/json"},
+     [], [text("user", "What is the weather in Paris?")], [text("assistant", "It is cloudy.")]),
+    ("crewai-task-output",
+     {"input.value": json.dumps({"agent": {"role": "a"}, "context": "", "tools": []}),
+      "input.mime_type": "application/json",
+      "output.value": json.dumps({"description": "d", "expected_output": "e", "raw": "It is cloudy.",
+                                  "messages": [{"role": "system", "content": "You are a."}]}),
+      "output.mime_type": "application/json"},
+     [], None, [text("assistant", "It is cloudy.")]),
+    # LlamaIndex: the workflow's StopEvent repr, read exactly; other reprs and unknown JSON are none
+    ("llamaindex-stop-event",
+     {"input.value": json.dumps({"init_state": {"is_running": False}, "start_event": "AgentWorkflowStartEvent()"}),
+      "input.mime_type": "application/json",
+      "output.value": "StopEvent(result=AgentOutput(response=ChatMessage(role=<MessageRole.ASSISTANT: 'assistant'>, "
+                      "additional_kwargs={}, blocks=[TextBlock(block_type='text', text='It is 22 °C in \\'Paris\\'.'), "
+                      "TextBlock(block_type='text', text=\"It's sunny.\\n\")]), structured_response=None, curr...",
+      "output.mime_type": "text/plain"},
+     [], None, [{"role": "assistant", "parts": [{"type": "text", "content": "It is 22 °C in 'Paris'."},
+                                                {"type": "text", "content": "It's sunny.\n"}]}]),
+    ("llamaindex-cut-short",
+     {"input.value": "AgentInput(input=[ChatMessage(role=<MessageRole.USER: 'user'>, additional_kwargs={}, "
+                     "blocks=[TextBlock(block_type='text', text='hi')])], current_agent_name='a')",
+      "input.mime_type": "text/plain",
+      "output.value": "StopEvent(result=AgentOutput(response=ChatMessage(role=<MessageRole.ASSISTANT: 'assistant'>, "
+                      "additional_kwargs={}, blocks=[TextBlock(block_type='text', text='It is a long ans...",
+      "output.mime_type": "text/plain"},
+     [], None, None),
+    ("llamaindex-prepare-chat",
+     {"input.value": json.dumps({"tools": ["<FunctionTool object>"], "chat_history": ["ChatMessage(role=...)"]}),
+      "input.mime_type": "application/json",
+      "output.value": json.dumps({"messages": ["ChatMessage(role=<MessageRole.USER: 'user'>, ...)"], "tools": []}),
+      "output.mime_type": "application/json"},
+     [], None, None),
+    # OpenLLMetry: the decorated function's one argument and its return value, on workflow /
+    # agent / task spans (a tool's are its arguments and result)
+    ("traceloop-workflow",
+     {"traceloop.span.kind": "workflow", "traceloop.entity.input": '{"args": ["What is the weather?"], "kwargs": {}}',
+      "traceloop.entity.output": '"It is cloudy."'},
+     [], [text("user", "What is the weather?")], [text("assistant", "It is cloudy.")]),
+    ("traceloop-agent-messages",
+     {"traceloop.span.kind": "agent",
+      "traceloop.entity.input": json.dumps({"args": [], "kwargs": {"messages": [{"role": "user", "content": "hi"}]}}),
+      "traceloop.entity.output": json.dumps({"messages": [{"role": "assistant", "content": "yo"}]})},
+     [], [text("user", "hi")], [text("assistant", "yo")]),
+    ("traceloop-two-arguments",
+     {"traceloop.span.kind": "task", "traceloop.entity.input": '{"args": ["a", "b"], "kwargs": {}}',
+      "traceloop.entity.output": "null"},
+     [], None, None),
+    ("traceloop-tool",
+     {"traceloop.span.kind": "tool", "traceloop.entity.input": '{"args": [], "kwargs": {"city": "Paris"}}',
+      "traceloop.entity.output": '"cloudy"'},
+     [], None, None),
+    # pydantic-ai's agent run span: the conversation up to the first answer in, the last message out
+    ("pydantic-ai-run",
+     {"gen_ai.system_instructions": '[{"type":"text","content":"be brief"}]',
+      "pydantic_ai.all_messages": json.dumps([text("user", "earlier"), text("assistant", "ok"), text("user", "hi"),
+                                              {"role": "assistant", "parts": [CALL], "finish_reason": "tool_call"},
+                                              {"role": "user", "parts": [RESULT]},
+                                              text("assistant", "yo", finish_reason="stop")]),
+      "pydantic_ai.new_message_index": 2, "final_result": "yo"},
+     [], [text("system", "be brief"), text("user", "earlier"), text("assistant", "ok"), text("user", "hi")],
+     [text("assistant", "yo", finish_reason="stop")]),
+    ("pydantic-ai-output-tool",
+     {"pydantic_ai.all_messages": json.dumps([text("user", "hi"), {"role": "assistant", "parts": [CALL]},
+                                              {"role": "user", "parts": [RESULT]}]),
+      "final_result": '{"city": "Paris"}'},
+     [], [text("user", "hi")], [text("assistant", '{"city": "Paris"}')]),
+    # OpenLIT: the system prompt in gen_ai.system_instructions and as the first input message: once
+    ("system-once",
+     {"gen_ai.system_instructions": '[{"type":"text","content":"be brief"}]',
+      "gen_ai.input.messages": json.dumps([text("system", "be brief"), text("user", "hi")])},
+     [], [text("system", "be brief"), text("user", "hi")], None),
+    ("system-differs",
+     {"gen_ai.system_instructions": '[{"type":"text","content":"be brief"}]',
+      "gen_ai.input.messages": json.dumps([text("system", "be kind"), text("user", "hi")])},
+     [], [text("system", "be brief"), text("system", "be kind"), text("user", "hi")], None),
     # Anthropic content blocks inside old-style messages
     ("anthropic-blocks",
      {"gen_ai.input.messages": json.dumps([

@@ -253,12 +253,15 @@ _ALIAS_KEYS = [k for keys in conventions.ALIASES.values() for k in keys]
 _MESSAGE_KEYS = ["gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
                  "gen_ai.prompt", "gen_ai.completion", "input.value", "output.value", "input.mime_type",
                  "gen_ai.prompt.0.role", "gen_ai.prompt.0.content", "gen_ai.completion.0.finish_reason",
-                 "gen_ai.completion.1.finish_reason", "llm.output_messages.0.message.content"]
-_OTHER_KEYS = ["server.address", "http.method", "a\"b", "new\nline", "é", "", "k"]
+                 "gen_ai.completion.1.finish_reason", "llm.output_messages.0.message.content",
+                 "traceloop.entity.input", "traceloop.entity.output", "pydantic_ai.all_messages", "final_result",
+                 "crew_tasks", *conventions.ROW_PATH_KEYS]
+_OTHER_KEYS = ["server.address", "http.method", "a\"b", "new\nline", "é", "", "k", *conventions.STREAM_FLAGS]
 _MODELS = ["gpt-4o", "gpt-4o-mini-2024-07-18", "claude-sonnet-4-20250514", "openai/gpt-4o", "my-deployment",
            "GPT-4O", "gpt-4"]
 _STRINGS = ["", "chat", "execute_tool", "invoke_agent", "LLM", "chain", "CHAIN", "agent", "tool", "workflow",
-            "completion", "embedding", "xai", "az.ai.openai", "OpenAI", "stop", '["stop","length"]', "[oops",
+            "completion", "embedding", "xai", "az.ai.openai", "OpenAI", "stop", "tool_calls", "tool_use",
+            '["stop","length"]', "[oops",
             "12", "12.0", " 7", "1e400", "nan", "-3", "0.25", "many", "é\u2028\"\\\x01", "x" * 300, *_MODELS]
 _TEXT = ["hi", "a \"quoted\" word", "back\\slash", "line\nbreak", "tab\t", "é ✓ 中", "😀", "\u0001", ""]
 
@@ -296,6 +299,8 @@ def _messages_json(rng: random.Random, role: str, wild: bool) -> str:
         if rng.random() < 0.05:
             m = dict(reversed(list(m.items())))
         msgs.append(m if rng.random() < 0.97 or not wild else "not a message")
+    if role == "user" and rng.random() < 0.2:  # a system message first: the system instructions' twin, or not
+        msgs.insert(0, {"role": "system", "parts": [{"type": "text", "content": rng.choice(["be brief", "hi"])}]})
     style = rng.random() * (1 if wild else 0.8)
     if style < 0.6:
         text = json.dumps(msgs, separators=(",", ":"), ensure_ascii=False)
@@ -311,6 +316,8 @@ def _messages_json(rng: random.Random, role: str, wild: bool) -> str:
         text = json.dumps(msgs[0] if msgs else {}, separators=(",", ":"))
     else:
         text = rng.choice(["", "[]", "plain text", "[1e999]", '["\\ud800"]', "[-01]", '[{"role":"a","parts":[],}]'])
+    if rng.random() < 0.1:
+        text = text.replace('"system"', '"\\u0073ystem"')  # the same role, escaped
     return text
 
 
@@ -380,7 +387,7 @@ def _attr_keys(rng: random.Random, wild: bool) -> list[str]:
 
 
 def _event(rng: random.Random, start: int, wild: bool) -> Span.Event:
-    name = rng.choice(["exception", "exception", "First Token Stream Event", "retry"]
+    name = rng.choice(["exception", "exception", "First Token Stream Event", "gen_ai.content.completion.chunk", "retry"]
                       + (["gen_ai.choice", "gen_ai.user.message", "gen_ai.content.prompt"] if wild else []))
     keys = {"exception": ["exception.type", "exception.message", "exception.type"][: rng.randint(0, 3)],
             "gen_ai.choice": ["message", "finish_reason"], "gen_ai.user.message": ["content"],
@@ -395,7 +402,7 @@ def _span(rng: random.Random, trace: bytes, wild: bool) -> Span:
     name = rng.choice(["chat gpt-4o", "execute_tool search", "execute_tool", "execute_tool ", "invoke_agent helper",
                        "invoke_agent ", "invoke_agent", "create_agent ",
                        "create_agent a b", "AgentExecutor", "RunnableSequence", "", "x", "embeddings",
-                       "chatter box", "GET /"])
+                       "chatter box", "GET /", "OpenAI._prepare_chat_with_tools"])
     links = [Span.Link(trace_id=rng.choice([b"", b"\x00" * 16, rng.randbytes(16)]),
                        span_id=rng.choice([b"", b"\x00" * 8, rng.randbytes(8)]),
                        trace_state=rng.choice(["", "a=b", 'q="x"']),

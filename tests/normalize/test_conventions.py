@@ -115,6 +115,99 @@ def test_span_type(op: str | None, has_model: bool, want: str) -> None:
     assert cv.span_type(op, has_model) == want
 
 
+@pytest.mark.parametrize(("oi_kind", "name", "want"), [
+    ("LLM", "OpenAI._prepare_chat_with_tools", True),
+    ("llm", "Anthropic._prepare_chat_with_tools", True),
+    ("LLM", "OpenAI.astream_chat", False),
+    ("CHAIN", "OpenAI._prepare_chat_with_tools", False),
+    (None, "OpenAI._prepare_chat_with_tools", False),
+    ("LLM", "_prepare_chat_with_tools", False),  # a method of a class, by its span name
+])
+def test_not_a_call(oi_kind: str | None, name: str, want: bool) -> None:
+    assert cv.not_a_call(oi_kind, name) is want
+    if want:
+        assert cv.operation(None, oi_kind, None, False, name) is None
+
+
+@pytest.mark.parametrize(("attrs", "want"), [
+    ({"gen_ai.request.stream": False}, True),
+    ({"gen_ai.is_streaming": False}, True),
+    ({"gen_ai.request.stream": True, "gen_ai.is_streaming": False}, True),
+    ({"gen_ai.request.stream": True}, False),
+    ({"gen_ai.request.stream": "false"}, False),  # only a boolean says it
+    ({"gen_ai.request.stream": 0}, False),
+    ({}, False),
+])
+def test_not_streamed(attrs: dict, want: bool) -> None:
+    assert cv.not_streamed(attrs) is want
+
+
+# -- what frameworks keep in JSON documents ------------------------------------------------
+
+
+@pytest.mark.parametrize(("metadata", "want"), [
+    ('{"ls_integration": "langchain_create_agent", "lc_agent_name": "weather_agent"}', "weather_agent"),
+    ({"lc_agent_name": "a"}, "a"),  # a structured value
+    ('{"lc_agent_name": ""}', None),
+    ('{"lc_agent_name": ["a"]}', None),
+    ('{"langgraph_node": "model"}', None),
+    ("[1]", None),
+    ("{bad", None),
+    (None, None),
+])
+def test_metadata_agent_name(metadata: object, want: str | None) -> None:
+    assert cv.metadata_agent_name(metadata) == want
+
+
+_INV = "llm.invocation_parameters"
+
+
+@pytest.mark.parametrize(("attrs", "request_model", "response_model", "want"), [
+    ({_INV: '{"model": "gpt-4o-mini"}', "llm.model_name": "gpt-4o-mini-2024-07-18"}, "gpt-4o-mini-2024-07-18", None,
+     ("gpt-4o-mini", "gpt-4o-mini-2024-07-18")),
+    ({_INV: '{"model": "gpt-4o-mini"}', "llm.model_name": "gpt-4o-mini"}, "gpt-4o-mini", None,
+     ("gpt-4o-mini", None)),
+    ({_INV: '{"model": "a"}', "llm.model_name": "b"}, "b", "r", ("a", "r")),  # a response model attribute stays
+    ({_INV: '{"model": "a"}', "gen_ai.request.model": "g", "llm.model_name": "b"}, "g", None, ("g", None)),
+    ({_INV: '{"model": "a"}', "llm.request.model": "q"}, "q", None, ("q", None)),
+    ({_INV: '{"model_name": "a"}', "llm.model_name": "b"}, "b", None, ("b", None)),  # LlamaIndex's metadata
+    ({_INV: '{"model": 5}'}, None, None, ("5", None)),
+    ({_INV: "[]"}, None, None, (None, None)),
+    ({}, "m", None, ("m", None)),
+])
+def test_invocation_models(attrs: dict, request_model: str | None, response_model: str | None, want: tuple) -> None:
+    assert cv.invocation_models(attrs, request_model, response_model) == want
+
+
+@pytest.mark.parametrize(("output", "want"), [
+    ('{"generations": [[{"generation_info": {"model_name": "m-1"}, "message": {"kwargs": '
+     '{"response_metadata": {"model_name": "m-2"}}}}]]}', "m-1"),
+    ('{"generations": [[{"generation_info": null, "message": {"kwargs": '
+     '{"response_metadata": {"model_name": "m-2"}}}}]]}', "m-2"),
+    ('{"generations": [[{"text": "hi"}]]}', None),
+    ('{"generations": [[]]}', None),
+    ('{"generations": []}', None),
+    ('{"generations": [["x"]]}', None),
+    ('{"messages": []}', None),
+    ('{"generations": [[{', None),
+    (None, None),
+])
+def test_langchain_response_model(output: str | None, want: str | None) -> None:
+    assert cv.langchain_response_model(output) == want
+
+
+@pytest.mark.parametrize(("output", "want"), [
+    ('{"type": "tool", "data": {"content": "sunny", "tool_call_id": "call_1"}}', "call_1"),
+    ('{"type": "ai", "data": {"tool_call_id": "call_1"}}', None),
+    ('{"type": "tool", "data": {"tool_call_id": null}}', None),
+    ('{"type": "tool", "data": "x", "tool_call_id": "c"}', None),
+    ('{"messages": [{"type": "tool", "data": {"tool_call_id": "call_1"}}]}', None),  # the tools node, not a tool
+    ("sunny", None),
+])
+def test_langchain_tool_call_id(output: str, want: str | None) -> None:
+    assert cv.langchain_tool_call_id(output) == want
+
+
 # -- provider ----------------------------------------------------------------------------
 
 
@@ -143,7 +236,10 @@ _STOP = [{"role": "assistant", "parts": [], "finish_reason": "stop"}]
     (["stop", "length"], {}, None, ["stop", "length"]),
     (["stop", None, 3], {}, None, ["stop", "3"]),
     ([], {}, _STOP, None),  # an empty array says there are none
-    ('["tool_calls"]', {}, None, ["tool_calls"]),
+    ('["tool_calls"]', {}, None, ["tool_call"]),  # OpenAI's spelling → the semconv's
+    (["tool_use", "function_call", "tool_call", "length"], {}, None, ["tool_call", "tool_call", "tool_call", "length"]),
+    (None, {"gen_ai.completion.0.finish_reason": "tool_calls"}, None, ["tool_call"]),
+    (None, {}, [{"role": "assistant", "parts": [], "finish_reason": "tool_calls"}], ["tool_call"]),
     ("[oops", {}, None, ["[oops"]),  # not JSON: one reason as sent
     ("stop", {}, None, ["stop"]),
     ("", {}, _STOP, ["stop"]),

@@ -73,7 +73,7 @@ EXPECTED: dict[tuple[str, str], dict[str, Any]] = {
     ("openai-v2", "stream"): _chat("stream", kind="client", response_model=MODEL, finish_reasons=None,
                                    input_messages=None, output_messages=None),
     ("openai-v2", "tool_call"): _chat("tool_call", kind="client", response_model=MODEL,
-                                      finish_reasons=["tool_calls"]),
+                                      finish_reasons=["tool_call"]),
     ("openai-v2", "follow_up"): _chat("follow_up", kind="client", response_model=MODEL, finish_reasons=["stop"]),
     # the same with gen_ai_latest_experimental: gen_ai.provider.name, messages on the span
     # (and in gen_ai.client.inference.operation.details events); a stream's finish reason
@@ -83,7 +83,7 @@ EXPECTED: dict[tuple[str, str], dict[str, Any]] = {
     ("openai-v2-latest", "plain"): _chat("plain", kind="client", response_model=MODEL, finish_reasons=["stop"]),
     ("openai-v2-latest", "stream"): _chat("stream", kind="client", response_model=MODEL, finish_reasons=["stop"]),
     ("openai-v2-latest", "tool_call"): _chat("tool_call", kind="client", response_model=MODEL,
-                                             finish_reasons=["tool_calls"]),
+                                             finish_reasons=["tool_call"]),
     ("openai-v2-latest", "follow_up"): _chat("follow_up", kind="client", response_model=MODEL,
                                              finish_reasons=["stop"]),
     # openinference-instrumentation-openai: llm.* attributes, one model attribute
@@ -94,7 +94,7 @@ EXPECTED: dict[tuple[str, str], dict[str, Any]] = {
     ("openinference", "plain"): _chat("plain", name="ChatCompletion", kind="internal", finish_reasons=["stop"]),
     ("openinference", "stream"): _chat("stream", name="ChatCompletion", kind="internal", finish_reasons=["stop"]),
     ("openinference", "tool_call"): _chat("tool_call", name="ChatCompletion", kind="internal",
-                                          finish_reasons=["tool_calls"]),
+                                          finish_reasons=["tool_call"]),
     ("openinference", "follow_up"): _chat("follow_up", name="ChatCompletion", kind="internal",
                                           finish_reasons=["stop"]),
 }
