@@ -134,3 +134,23 @@ def test_the_receiver_loads_no_dataframe_library(module: str) -> None:
     loaded = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True,
                             check=True).stdout.strip()
     assert loaded == "", f"importing {module} loads {loaded}"
+
+
+def test_the_cli_loads_no_pydantic_plugin() -> None:
+    """A pydantic plugin installed beside otelbench (logfire's, from the `frameworks`
+    extra) would load its whole library into the receiver and every flusher (~20 MiB
+    each) the moment the config models are defined; the CLI turns plugins off."""
+    import importlib.metadata
+
+    plugins = [e.name for e in importlib.metadata.entry_points(group="pydantic")]
+    if not plugins:
+        pytest.skip("no pydantic plugin installed here: nothing to keep out")
+    code = ("import sys, otelbench.cli as cli\n"
+            "try:\n    cli.main(['sql', '--print-views', '--lake', '/nonexistent'])\nexcept SystemExit:\n    pass\n"
+            "import pydantic.plugin._loader as loader\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('logfire',)), list(loader.get_plugins()))")
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[] []", (plugins, out.stdout)
