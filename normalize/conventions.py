@@ -54,6 +54,9 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "cost": ("gen_ai.usage.cost", "llm.cost.total", "operation.cost"),
     "finish_reasons": ("gen_ai.response.finish_reasons", "llm.finish_reason"),
     "conversation_id": ("gen_ai.conversation.id", "session.id"),
+    # one invocation of an agent (pydantic-ai stamps it on every span of the run): tells
+    # two runs of one agent apart when they share a trace
+    "agent_call_id": ("gen_ai.agent.call.id",),
     "tool_name": ("gen_ai.tool.name", "tool.name"),
     "tool_call_id": ("gen_ai.tool.call.id", "tool_call.id"),
     "ttft_s": ("gen_ai.server.time_to_first_token", "gen_ai.response.time_to_first_chunk",

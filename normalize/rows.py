@@ -41,7 +41,7 @@ _SPAN_COLUMNS = [
     "scope_name", "scope_version", "start_time", "end_time", "duration_ms", "status_code",
     "status_message", "flags", "owner", "request_agent", "resource_attributes", "scope_attributes", "attributes",
     "events", "links", "dropped_attributes_count", "dropped_events_count", "dropped_links_count",
-    "span_type", "operation", "provider", "agent_name", "agent_id", "request_model",
+    "span_type", "operation", "provider", "agent_name", "agent_id", "agent_call_id", "request_model",
     "response_model", "input_tokens", "output_tokens", "total_tokens", "cache_read_tokens",
     "cache_write_tokens", "reasoning_tokens", "cost_usd", "cost_source", "finish_reasons",
     "conversation_id", "tool_name", "tool_call_id", "ttft_ms", "error_type", "error_message",
@@ -95,7 +95,7 @@ def genai_fields(attrs: dict[str, Any], name: str, events: list, start: int, ser
                     ranks[slot] = rank
     (op, req_type, oi_kind, tl_kind, tl_entity, provider, agent, agent_id, graph_node, req_model,
      resp_model, in_tok, out_tok, total, cache_r, cache_w, reasoning, cost, finish,
-     conversation, tool, tool_call_id, ttft_s, error_type) = vals
+     conversation, agent_call_id, tool, tool_call_id, ttft_s, error_type) = vals
     oi = oi_kind.upper() if oi_kind is not None else None
 
     if cv.INVOCATION_PARAMETERS in attrs:
@@ -164,7 +164,7 @@ def genai_fields(attrs: dict[str, Any], name: str, events: list, start: int, ser
     if finish is not None or out is not None or cv.OPENLLMETRY_FIRST_FINISH in attrs:
         finish = cv.finish_reasons(finish, attrs, out)
     return (
-        span_type, op, provider, agent, agent_id, req_model, resp_model,
+        span_type, op, provider, agent, agent_id, agent_call_id, req_model, resp_model,
         in_tok, out_tok, total, cache_r, cache_w, reasoning, cost, cost_source, finish,
         conversation, tool, tool_call_id, None if ttft_s is None else ttft_s * 1000.0,
         error_type, error_message, msgs.dump(inp), msgs.dump(out),

@@ -14,7 +14,7 @@ the collector's flusher, and *derived* tables, written by processors as whole co
 
 Version history: 1 the first lake; 2 added ``spans.resolved_agent``, a *lake column*
 (filled by ``storage.lake`` itself, never by a producer); 3 added ``spans.request_agent``
-(the agent an ingest request named) and made ``agent_name`` the name a span itself gives
+(the agent an ingest request named) and ``spans.agent_call_id`` and made ``agent_name`` the name a span itself gives
 (no service-name fallback: the views fall back).
 """
 
@@ -72,6 +72,7 @@ _SPAN_GENAI = [
     ("provider", _STR),
     ("agent_name", _STR),
     ("agent_id", _STR),
+    ("agent_call_id", _STR),  # one invocation of the agent (gen_ai.agent.call.id)
     ("request_model", _STR),
     ("response_model", _STR),
     ("input_tokens", _I64),  # gross: includes cached input tokens

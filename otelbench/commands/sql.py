@@ -40,6 +40,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="print at most N rows, and say so when there were more (default: all)")
     parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                         help="stop the query after SECONDS (default: no limit)")
+    parser.add_argument("--memory-limit", default=None, metavar="SIZE",
+                        help="DuckDB's memory limit, e.g. 2GB (default: DuckDB's own, 80%% of the machine)")
     parser.add_argument("query", nargs="?", metavar="SQL", help="the statement to run, or - for stdin")
     parser.set_defaults(func=run)
 
@@ -60,9 +62,9 @@ def run(args: argparse.Namespace) -> int:
         print("otelbench sql: error: give a SQL statement (or --print-views)", file=sys.stderr)
         return 2
     try:
-        with open_lake(args.lake) as gateway:
-            # an interactive tool: all rows and no time limit unless asked (the gateway's
-            # defaults are for the web, MCP and processors)
+        with open_lake(args.lake, memory_limit=args.memory_limit) as gateway:
+            # an interactive tool: all rows, no time limit and DuckDB's own memory limit
+            # unless asked (the gateway's defaults are for the web, MCP and processors)
             result = gateway.query(sql, max_rows=args.max_rows, timeout_s=args.timeout)
     except (QueryError, ValueError) as exc:
         return _fail(str(exc))

@@ -265,6 +265,12 @@ CONVERSATIONS = [
     ({}, None),
 ]
 
+AGENT_CALLS = [  # pydantic-ai's one agent invocation
+    ({"gen_ai.agent.call.id": "0196-abc", "gen_ai.conversation.id": "conv_1"}, "0196-abc"),
+    ({"gen_ai.agent.call.id": 7}, "7"),
+    ({"gen_ai.agent.id": "asst_1"}, None),  # the agent, not one call of it
+]
+
 
 TTFTS = [
     ({"gen_ai.server.time_to_first_token": 0.25}, [], 250.0),
@@ -618,6 +624,7 @@ SPAN_TABLES: dict[str, tuple[tuple[str, ...], list[Any], list[str] | None]] = {
     "test_agent": (("attrs", "name", "parent", "agent", "agent_id"), AGENTS, None),
     "test_tool": (("attrs", "name", "want"), TOOLS, None),
     "test_conversation_id": (("attrs", "want"), CONVERSATIONS, None),
+    "test_agent_call_id": (("attrs", "want"), AGENT_CALLS, None),
     "test_ttft": (("attrs", "events", "want"), TTFTS, None),
     "test_finish_reasons": (("attrs", "want"), FINISH_REASONS, None),
     "test_errors": (("attrs", "events", "status", "want"), ERRORS, None),

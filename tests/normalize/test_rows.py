@@ -22,7 +22,7 @@ from normalize.pricing import compute_cost
 from normalize.rows import normalize_logs, normalize_metrics, normalize_traces
 from otelbench.testing.otlp import END, PARENT, SERVICE, SPAN_ID, START, TRACE, av, event, kvs, make_span, trace_request
 from storage.schema import LOGS, METRICS, SPANS
-from tests.normalize.cases import (AGENTS, CONVERSATIONS, COSTS, ERRORS, FINISH_REASONS, KINDS_AND_STATUSES,
+from tests.normalize.cases import (AGENT_CALLS, AGENTS, CONVERSATIONS, COSTS, ERRORS, FINISH_REASONS, KINDS_AND_STATUSES,
                                    LOG_EVENT_NAMES, LOG_EVENTS, MALFORMED, MESSAGE_IDS, MESSAGE_ROWS, MODELS,
                                    OPERATIONS, PARENT_IDS, PROVIDERS, SPAN_ARGS, SPAN_TABLES, TOOLS, TTFTS, USAGE)
 
@@ -179,6 +179,11 @@ def test_tool(attrs: dict, name: str, want: tuple) -> None:
 @pytest.mark.parametrize(("attrs", "want"), CONVERSATIONS)
 def test_conversation_id(attrs: dict, want: str | None) -> None:
     assert one_span(attrs)["conversation_id"] == want
+
+
+@pytest.mark.parametrize(("attrs", "want"), AGENT_CALLS)
+def test_agent_call_id(attrs: dict, want: str | None) -> None:
+    assert one_span(attrs)["agent_call_id"] == want
 
 
 @pytest.mark.parametrize(("attrs", "events", "want"), TTFTS)

@@ -170,3 +170,18 @@ def test_run_directly_without_the_cli(lake: Lake, capsys: pytest.CaptureFixture[
 
     assert sql.main(["--lake", str(lake.root), "--format", "json", "SELECT 1 AS one"]) == 0
     assert json.loads(capsys.readouterr().out) == [{"one": 1}]
+
+
+def test_limits_are_the_users_to_set(lake: Lake) -> None:
+    """An interactive tool: every row, no time limit, DuckDB's own memory limit, unless asked."""
+    many = "SELECT range FROM range(12000)"
+    assert otelbench("--lake", str(lake.root), "--format", "csv", many).stdout.count("\n") == 12001
+    cut = otelbench("--lake", str(lake.root), "--format", "csv", "--max-rows", "5", many)
+    assert cut.stdout.count("\n") == 6 and "only the first 5 rows" in cut.stderr
+    setting = "SELECT current_setting('memory_limit') AS m"
+    assert json.loads(otelbench("--lake", str(lake.root), "--format", "json", "--memory-limit", "64MB",
+                                setting).stdout) == [{"m": "61.0 MiB"}]
+    own = json.loads(otelbench("--lake", str(lake.root), "--format", "json", setting).stdout)[0]["m"]
+    assert own not in ("953.6 MiB", "61.0 MiB")  # not the gateway's 1 GB default
+    slow = otelbench("--lake", str(lake.root), "--timeout", "0.2", "SELECT count(*) FROM range(1000000000000)")
+    assert slow.returncode == 1 and "timed out after 0.2 s" in slow.stderr
