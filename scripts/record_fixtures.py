@@ -58,18 +58,6 @@ PACKAGES = (
     "llama-cpp-python",
 )
 
-WEATHER_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Get the current weather for a city.",
-        "parameters": {
-            "type": "object",
-            "properties": {"city": {"type": "string", "description": "City name"}},
-            "required": ["city"],
-        },
-    },
-}
 
 
 # -- the child: one instrumentation, one agent turn --------------------------
@@ -124,6 +112,8 @@ def _instrument(name: str) -> None:
 def _agent_turn(base_url: str, model: str) -> None:
     from openai import OpenAI
     from opentelemetry import trace
+
+    from otelbench.testing.openai_stub import WEATHER_TOOL
 
     client = OpenAI(base_url=base_url, api_key="sk-local", max_retries=0)
     tracer = trace.get_tracer("otelbench.record_fixtures")

@@ -48,18 +48,6 @@ MODEL = "gpt-4o-mini"
 API_KEY = "sk-local-stub"
 STUB_TTFT_MS = 150  # first streamed token this long after the request: TTFT is visible
 
-WEATHER_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "Get the current weather for a city.",
-        "parameters": {
-            "type": "object",
-            "properties": {"city": {"type": "string", "description": "City name"}},
-            "required": ["city"],
-        },
-    },
-}
 
 
 # -- what each stack is --------------------------------------------------------
@@ -135,6 +123,8 @@ def openai_loop(client: Any, stream_answer: bool) -> str:
 
     The second call streams when ``stream_answer`` (with usage, as a careful user asks).
     """
+    from otelbench.testing.openai_stub import WEATHER_TOOL
+
     messages: list[dict[str, Any]] = [{"role": "system", "content": INSTRUCTIONS},
                                       {"role": "user", "content": QUESTION}]  # fmt: skip
     first = client.chat.completions.create(model=MODEL, messages=messages, tools=[WEATHER_TOOL])

@@ -319,6 +319,19 @@ def s_paced(out: Out, p: dict[str, float]) -> None:
 # -- the weather agent turn ------------------------------------------------------
 # One scripted answer per side of a tool-using turn; the numbers are distinct per call,
 # so a recording shows which call each token count came from.
+# the tool both recorders' agents declare (scripts/record_fixtures.py, record_frameworks.py)
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Get the current weather for a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string", "description": "City name"}},
+            "required": ["city"],
+        },
+    },
+}
 WEATHER_CITY = "Paris"
 WEATHER_ARGUMENTS = '{"city": "Paris"}'
 WEATHER_ANSWER = "It is sunny in Paris, 22 °C."

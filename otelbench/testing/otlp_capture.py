@@ -66,12 +66,20 @@ def _base64_ids(node: Any) -> Any:
     return node
 
 
-def otlp_json_to_protobuf(signal: str, doc: dict[str, Any]) -> bytes:
-    """The inverse: an OTLP/JSON document (hex ids) → the serialized request, as an SDK sends it."""
+def parse_otlp_json(signal: str, doc: dict[str, Any] | str) -> Any:
+    """An OTLP/JSON document of one signal (hex ids, as the OTLP spec writes them) → its
+    ``Export*ServiceRequest``. ``json_format`` reads ``bytes`` fields as base64, so the ids
+    are re-encoded first; unknown fields are ignored, as OTLP/JSON receivers must."""
     from google.protobuf import json_format
 
-    request = json_format.Parse(json.dumps(_base64_ids(doc)), _request_class(signal)(), ignore_unknown_fields=True)
-    return request.SerializeToString()
+    if isinstance(doc, str):
+        doc = json.loads(doc)
+    return json_format.Parse(json.dumps(_base64_ids(doc)), _request_class(signal)(), ignore_unknown_fields=True)
+
+
+def otlp_json_to_protobuf(signal: str, doc: dict[str, Any]) -> bytes:
+    """The inverse: an OTLP/JSON document (hex ids) → the serialized request, as an SDK sends it."""
+    return parse_otlp_json(signal, doc).SerializeToString()
 
 
 class _Server(http.server.ThreadingHTTPServer):

@@ -1,49 +1,15 @@
-"""Load OTLP/JSON test files (hex ids, as the OTLP spec writes them) into protobuf requests.
-
-Python's ``json_format.Parse`` reads ``bytes`` fields as base64, so the trace and span
-ids are re-encoded first; unknown fields are ignored, as OTLP/JSON receivers must.
-"""
+"""The recorded OTLP/JSON files of tests/testdata/recorded as protobuf requests
+(``otelbench.testing.otlp_capture.parse_otlp_json`` reads each)."""
 
 from __future__ import annotations
 
-import base64
-import json
 from pathlib import Path
-from typing import Any
 
-from google.protobuf import json_format
 from google.protobuf.message import Message
-from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
-from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from otelbench.testing.otlp_capture import parse_otlp_json
 
 RECORDED = Path(__file__).parent / "recorded"
-
-REQUEST_TYPES: dict[str, type[Message]] = {
-    "traces": ExportTraceServiceRequest,
-    "logs": ExportLogsServiceRequest,
-    "metrics": ExportMetricsServiceRequest,
-}
-# Spans, links, log records and exemplars name their ids with these keys.
-_ID_KEYS = frozenset({"traceId", "spanId", "parentSpanId"})
-
-
-def _base64_ids(node: Any) -> Any:
-    if isinstance(node, dict):
-        return {
-            k: base64.b64encode(bytes.fromhex(v)).decode() if k in _ID_KEYS and isinstance(v, str) else _base64_ids(v)
-            for k, v in node.items()
-        }
-    if isinstance(node, list):
-        return [_base64_ids(v) for v in node]
-    return node
-
-
-def parse_otlp_json(signal: str, doc: dict[str, Any] | str) -> Message:
-    """An OTLP/JSON document of one signal → its ``Export*ServiceRequest``."""
-    if isinstance(doc, str):
-        doc = json.loads(doc)
-    return json_format.Parse(json.dumps(_base64_ids(doc)), REQUEST_TYPES[signal](), ignore_unknown_fields=True)
 
 
 def load(path: Path) -> Message:
