@@ -21,6 +21,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from collector import DEFAULT_GRPC_ENDPOINT, DEFAULT_HTTP_ENDPOINT, DEFAULT_WAL_DIR
 from exporters.config import DebugExporter, OtlpExporter, ParquetExporter, Strict
+from processors.config import Privacy, Processors
 
 DEFAULT_CONFIG_PATH = "otel-config.yaml"
 DEFAULT_MAX_REQUEST_MIB = 64  # the OTLP spec's recommended limit, after decompression
@@ -121,6 +122,8 @@ class Config(Strict):
     receivers: Receivers
     exporters: Exporters = Exporters()
     service: Service
+    processors: Processors | None = None  # the judge and failure clustering (processors/config.py)
+    privacy: Privacy = Privacy()
 
     @model_validator(mode="after")
     def _pipelines_refer_to_configured_components(self) -> "Config":

@@ -17,6 +17,7 @@ import sys
 COMMANDS = (
     "otelbench.commands.serve",
     "otelbench.commands.sql",
+    "otelbench.commands.process",
     "otelbench.commands.demo",
     "otelbench.commands.bench",
     "otelbench.commands.model",

@@ -41,6 +41,10 @@ class LakeLocationError(ValueError):
     """A lake location this otelbench cannot use."""
 
 
+class LakeBusy(RuntimeError):
+    """A lake lock another process holds (``LakeFS.lock(wait=False)``)."""
+
+
 class LakeFS:
     """The files of one lake, rooted at a local folder."""
 
@@ -139,13 +143,17 @@ class LakeFS:
         durable.fsync_dir(folder)
 
     @contextlib.contextmanager
-    def lock(self, path: str) -> Iterator[None]:
+    def lock(self, path: str, *, wait: bool = True) -> Iterator[None]:
         """Exclusive among the processes of this machine while the block runs (an advisory
         ``flock`` on ``path``, created if missing; its name should start with ``_`` so no
-        reader takes it for data)."""
+        reader takes it for data). ``wait=False``: raise ``LakeBusy`` at once when another
+        process holds it. A process that dies releases it."""
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise LakeBusy(f"{path} is held by another process") from None
             yield
         finally:
             os.close(fd)  # closing releases the lock

@@ -38,8 +38,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"otelbench: OTLP/gRPC listening on {_host(config, 'grpc')}:{collector.grpc_port}", flush=True)
     if config.exporters.parquet:
         print(f"otelbench: writing the lake to {config.exporters.parquet.path}", flush=True)
+    scheduler = None
+    if config.processors is not None and config.processors.interval_s > 0:
+        from otelbench.commands.process import Scheduler
+
+        telemetry = f"http://127.0.0.1:{collector.http_port}" if collector.http_port else None
+        scheduler = Scheduler(config, telemetry).start()
+        print(f"otelbench: judging and clustering every {config.processors.interval_s:g}s", flush=True)
     stop.wait()
     print("otelbench: stopping (flushing everything acknowledged)", flush=True)
+    if scheduler is not None:
+        scheduler.stop()
     collector.stop()
     print("otelbench: stopped", flush=True)
     return 0

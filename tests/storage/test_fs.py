@@ -84,3 +84,22 @@ def test_the_lock_excludes_other_processes(tmp_path: Path) -> None:
     taker.join(30)
     other.join(30)
     assert got == [True]
+
+
+def test_a_lock_not_waited_for_says_it_is_busy(tmp_path: Path) -> None:
+    from storage.fs import LakeBusy
+
+    fs = open_fs(tmp_path)
+    path = fs.path("_processors.lock")
+    ctx = multiprocessing.get_context("spawn")
+    held, release = ctx.Event(), ctx.Event()
+    other = ctx.Process(target=_hold, args=(fs.root, path, held, release))
+    other.start()
+    assert held.wait(30)
+    with pytest.raises(LakeBusy, match="held by another process"):
+        with fs.lock(path, wait=False):
+            pass
+    release.set()
+    other.join(30)
+    with fs.lock(path, wait=False):  # free again once the holder is gone
+        pass

@@ -1,0 +1,85 @@
+"""The ``processors:`` and ``privacy:`` sections of ``otel-config.yaml`` (every key:
+docs/config.md). ``collector/config.py`` composes them into the one strict parse of the
+file; nothing here imports more than pydantic, so the receiver stays light.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from exporters.config import Strict
+
+DEFAULT_INTERVAL_S = 300.0
+DEFAULT_WINDOW_HOURS = 24.0 * 7
+DEFAULT_JUDGE_PROMPT = "default"
+DEFAULT_JUDGE_CONCURRENCY = 2
+DEFAULT_JUDGE_MAX_INPUT_TOKENS = 1500
+DEFAULT_JUDGE_MAX_ATTEMPTS = 3
+DEFAULT_SCORE_BELOW = 0.5
+EMBEDDED = "embedded"  # the endpoint that starts the embedded model server for the run
+LOCAL_EMBEDDER = "local"  # the ONNX sentence embedder shipped with otelbench
+
+
+class Judge(Strict):
+    enabled: bool = True
+    # "embedded": start the embedded SmolLM2 llama.cpp server for the run and stop it
+    # afterwards; else the base URL of any OpenAI-compatible server (…/v1)
+    endpoint: str = EMBEDDED
+    model: str | None = None  # the served model's name; embedded: a GGUF path (default: SmolLM2)
+    api_key_env: str | None = None  # the environment variable holding the endpoint's key
+    # the endpoint runs on a machine the operator controls: private inputs may go there
+    local: bool | None = None  # default: true for "embedded" and loopback URLs
+    prompt: str = DEFAULT_JUDGE_PROMPT  # processors/prompts/<prompt>…
+    concurrency: int = Field(DEFAULT_JUDGE_CONCURRENCY, ge=1, le=64)
+    max_input_tokens: int = Field(DEFAULT_JUDGE_MAX_INPUT_TOKENS, ge=64)
+    max_attempts: int = Field(DEFAULT_JUDGE_MAX_ATTEMPTS, ge=1)
+    sample: float = Field(1.0, gt=0, le=1)  # the share of runs judged, chosen by a hash of the trace id
+
+    @property
+    def is_local(self) -> bool:
+        if self.local is not None:
+            return self.local
+        if self.endpoint == EMBEDDED:
+            return True
+        host = self.endpoint.split("://", 1)[-1].split("/", 1)[0].rsplit(":", 1)[0].strip("[]")
+        return host in ("127.0.0.1", "localhost", "::1")
+
+
+class Clusters(Strict):
+    enabled: bool = True
+    score_below: float = Field(DEFAULT_SCORE_BELOW, ge=0, le=1)  # a judged run below it counts as failed
+    min_cluster_size: int | None = Field(None, ge=2)  # default: max(5, 1% of the agent's failures)
+    embedder: str = LOCAL_EMBEDDER  # "local", or the base URL of an OpenAI-compatible /v1/embeddings
+    embedding_model: str | None = None  # the endpoint's embedding model
+    describe: bool = True  # ask the judge's endpoint for one sentence per cluster
+
+
+class Processors(Strict):
+    # `otelbench serve` runs the processors every interval_s (0: only `otelbench process`)
+    interval_s: float = Field(DEFAULT_INTERVAL_S, ge=0)
+    window_hours: float = Field(DEFAULT_WINDOW_HOURS, gt=0)  # runs this recent are judged and clustered
+    judge: Judge = Judge()
+    clusters: Clusters = Clusters()
+
+
+class Privacy(Strict):
+    """Agents whose runs stay private (the web shows nothing of them, later) or whose inputs
+    and outputs stay hidden; by agent name or by the ingest key's owner. Their inputs and
+    outputs are never sent to a judge endpoint that is not local."""
+
+    private_agents: tuple[str, ...] = ()
+    private_owners: tuple[str, ...] = ()
+    hide_io_agents: tuple[str, ...] = ()
+    hide_io_owners: tuple[str, ...] = ()
+
+    @model_validator(mode="after")
+    def _no_blank_names(self) -> Privacy:
+        for name in (*self.private_agents, *self.private_owners, *self.hide_io_agents, *self.hide_io_owners):
+            if not name.strip():
+                raise ValueError("privacy lists name agents and owners: an empty name matches nothing")
+        return self
+
+    def restricted(self, agent: str | None, owner: str | None) -> bool:
+        """A run whose inputs and outputs must not leave for a non-local endpoint."""
+        return (agent in self.private_agents or agent in self.hide_io_agents
+                or owner in self.private_owners or owner in self.hide_io_owners)

@@ -1,0 +1,189 @@
+"""Running the processors once: what to do is read from the lake, the pure judge and
+clustering functions do it, their results are written back. The I/O edges of processors/.
+
+- One run at a time per lake: ``<lake>/_processors.lock`` (a second ``otelbench process``
+  is refused with a clear message, never doubled).
+- Crash-safe: judge scores are committed in small chunks (``evals``: a crash loses at most
+  the chunk in flight, and the runs already scored are not judged again); an agent's
+  clusters are committed whole (``Lake.replace``).
+- The endpoint is checked before anything is judged: when it is down the run stops with
+  one line, nothing written.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from processors.config import Privacy, Processors
+
+if TYPE_CHECKING:
+    import polars as pl
+
+LOCK_NAME = "_processors.lock"
+JUDGE_CHUNK = 8  # runs judged between two commits: what a crash can cost
+STEPS = ("judge", "clusters")
+
+
+class ProcessorError(RuntimeError):
+    """A run that cannot go on (endpoint down, another run holding the lake): one line."""
+
+
+@dataclass
+class Report:
+    judged: int = 0  # runs scored
+    judge_errors: int = 0  # runs whose answer was unusable (stored with the raw text)
+    skipped_private: int = 0  # runs not sent: private, and the endpoint is not local
+    judge_model: str | None = None
+    judge_version: str | None = None
+    failures: int = 0  # failed or low-scored runs clustered
+    clusters: dict[str, int] = field(default_factory=dict)  # agent → clusters
+    seconds: float = 0.0
+
+
+Progress = Callable[[str, int, int], None]  # (step, done, total)
+
+
+def run(processors: Processors | None, privacy: Privacy, lake_root: str | Path, *, llm: Llm | None,
+        only: str | None = None, agent: str | None = None, now: Callable[[], dt.datetime] | None = None,
+        progress: Progress | None = None, telemetry_endpoint: str | None = None) -> Report:
+    """Judge and cluster once (``only``: one step; ``agent``: one agent's runs) with the
+    endpoint ``llm`` (None when ``needs_llm`` is false)."""
+    from storage.fs import LakeBusy
+    from storage.lake import Lake
+
+    processors = processors or Processors()
+    now = now or (lambda: dt.datetime.now(dt.timezone.utc))
+    progress = progress or (lambda step, done, total: None)
+    started = time.monotonic()
+    lake = Lake(lake_root)
+    lake.init()
+    report = Report()
+    try:
+        with lake.fs.lock(lake.fs.path(LOCK_NAME), wait=False):
+            since = now() - dt.timedelta(hours=processors.window_hours)
+            if only in (None, "judge") and processors.judge.enabled:
+                _judge(lake, processors, privacy, llm, since, agent, now, progress, report, telemetry_endpoint)
+            if only in (None, "clusters") and processors.clusters.enabled:
+                _cluster(lake, processors, llm, since, agent, now, progress, report)
+    except LakeBusy:
+        raise ProcessorError(f"another otelbench process is running the processors on {lake.root}: "
+                             "wait for it to finish") from None
+    report.seconds = time.monotonic() - started
+    return report
+
+
+# -- the endpoint ------------------------------------------------------------------------
+
+
+@dataclass
+class Llm:
+    """The judge's endpoint for a run (the clustering's descriptions use it too), opened by
+    the caller (otelbench process / serve: the embedded model server lives there)."""
+
+    client: Any  # an openai.OpenAI
+    model: str
+    local: bool  # on a machine the operator controls: private runs may be sent
+
+
+def needs_llm(processors: Processors, only: str | None) -> bool:
+    return ((only in (None, "judge") and processors.judge.enabled)
+            or (only in (None, "clusters") and processors.clusters.enabled and processors.clusters.describe))
+
+
+# -- the judge ---------------------------------------------------------------------------
+
+
+def sample(runs: pl.DataFrame, share: float) -> pl.DataFrame:
+    """The same share of runs every time: those whose trace id hashes below it."""
+    if share >= 1:
+        return runs
+    bound = int(share * 2**32)
+    keep = [zlib.crc32(t.encode()) < bound for t in runs["trace_id"]]
+    return runs.filter(keep)
+
+
+def withhold_private(runs: pl.DataFrame, privacy: Privacy, local: bool) -> tuple[pl.DataFrame, int]:
+    """Runs whose inputs and outputs may go to this endpoint, and how many may not."""
+    if local:
+        return runs, 0
+    keep = [not privacy.restricted(a, o) for a, o in zip(runs["agent"], runs["owner"])]
+    kept = runs.filter(keep)
+    return kept, runs.height - kept.height
+
+
+def _judge(lake: Any, processors: Processors, privacy: Privacy, llm: Llm | None, since: dt.datetime,
+           agent: str | None, now: Callable[[], dt.datetime], progress: Progress, report: Report,
+           telemetry_endpoint: str | None) -> None:
+    from processors import judge as judge_pkg
+    from storage.duckdb import open_lake
+    from storage.queries.processors import RUNS_TO_JUDGE
+
+    assert llm is not None
+    cfg = processors.judge
+    prompt = judge_pkg.load_prompt(cfg.prompt)
+    report.judge_model, report.judge_version = llm.model, prompt.version
+    params = {"since": since, "agent": agent, "judge_model": llm.model, "judge_version": prompt.version,
+              "max_attempts": cfg.max_attempts}
+    with open_lake(lake.root) as gateway:
+        runs = gateway.polars(RUNS_TO_JUDGE, params, max_rows=None, timeout_s=None)
+    runs, report.skipped_private = withhold_private(sample(runs, cfg.sample), privacy, llm.local)
+    if runs.height == 0:
+        return
+    try:
+        judge_pkg.check_endpoint(llm.client, llm.model)
+    except judge_pkg.JudgeEndpointError as exc:
+        raise ProcessorError(str(exc)) from exc
+    with judge_pkg.traced(llm.client, telemetry_endpoint) as client:
+        for start in range(0, runs.height, JUDGE_CHUNK):
+            chunk = runs.slice(start, JUDGE_CHUNK)
+            attempts = dict(zip(chunk["trace_id"], chunk["attempts_so_far"]))
+            evals = judge_pkg.judge_runs(chunk, client=client, model=llm.model, prompt=prompt, now=now,
+                                         concurrency=cfg.concurrency, max_input_tokens=cfg.max_input_tokens,
+                                         attempts_so_far=attempts)
+            lake.append("evals", evals)
+            errors = int(evals["score"].is_null().sum())
+            report.judged += evals.height - errors
+            report.judge_errors += errors
+            progress("judge", min(start + JUDGE_CHUNK, runs.height), runs.height)
+
+
+# -- failure clustering ------------------------------------------------------------------
+
+
+def _cluster(lake: Any, processors: Processors, llm: Llm | None, since: dt.datetime, agent: str | None,
+             now: Callable[[], dt.datetime], progress: Progress, report: Report) -> None:
+    import polars as pl
+
+    from processors import clustering
+    from storage.duckdb import open_lake
+    from storage.queries import processors as q
+
+    cfg = processors.clusters
+    with open_lake(lake.root) as gateway:
+        failures = gateway.polars(q.FAILURES, {"since": since, "agent": agent, "score_below": cfg.score_below},
+                                  max_rows=None, timeout_s=None)
+        known = [r[0] for r in gateway.query(q.CLUSTERED_AGENTS, max_rows=None).rows]
+        agents = sorted(set(failures["agent"].to_list()) | {a for a in known if agent in (None, a)})
+        previous = {a: (gateway.polars(q.CLUSTERS_OF_AGENT, {"agent": a}, max_rows=None),
+                        gateway.polars(q.MEMBERS_OF_AGENT, {"agent": a}, max_rows=None)) for a in agents}
+    if not agents:
+        return
+    embedder = clustering.make_embedder(cfg.embedder, cfg.embedding_model)
+    describe = clustering.llm_describer(llm.client, llm.model) if (cfg.describe and llm is not None) else None
+    report.failures = failures.height
+    for i, name in enumerate(agents):
+        mine = failures.filter(pl.col("agent") == name)
+        result = clustering.cluster_failures(mine, embedder=embedder, describe=describe, previous=previous[name],
+                                             now=now(), min_cluster_size=cfg.min_cluster_size)
+        # members first: a reader between the two commits sees the new members with the old
+        # clusters' ids for a moment, never clusters without members
+        lake.replace("cluster_members", result.members, {"agent": name})
+        lake.replace("failure_clusters", result.clusters, {"agent": name})
+        report.clusters[name] = result.clusters.height
+        progress("clusters", i + 1, len(agents))
