@@ -50,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
     if config is None:
         config = parse_config({"receivers": {"otlp": {}}, "service": {"pipelines": {}}}, where="defaults")
     lake = args.lake or (config.exporters.parquet.path if config.exporters.parquet else DEFAULT_LAKE)
+    _exit_on_sigterm()
     progress, done = _progress()
     try:
         with endpoint(config.processors, args.only) as llm:
@@ -62,6 +63,19 @@ def run(args: argparse.Namespace) -> int:
     done()
     _print(report, args.only)
     return 0 if report.judge_errors == 0 or report.judged else 1
+
+
+SIGTERM_EXIT = 128 + signal.SIGTERM
+
+
+def _exit_on_sigterm() -> None:
+    """SIGTERM unwinds like Ctrl-C: the embedded model server is stopped and the lock
+    released on the way out; what was committed stays, the chunk in flight is dropped."""
+
+    def stop(signum: int, frame: Any) -> None:
+        raise SystemExit(SIGTERM_EXIT)
+
+    signal.signal(signal.SIGTERM, stop)
 
 
 def _telemetry(config: Any) -> str | None:
@@ -156,6 +170,7 @@ def child_main(processors: Any, privacy: Any, lake: str, telemetry_endpoint: str
 
     _die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # serve decides when we stop
+    _exit_on_sigterm()
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
     try:
         with endpoint(processors, None) as llm:
@@ -202,7 +217,7 @@ class Scheduler:
             started = time.monotonic()
             self._process.join()
             self.runs += 1
-            if self._process.exitcode not in (0, -signal.SIGTERM):
+            if self._process.exitcode not in (0, SIGTERM_EXIT, -signal.SIGTERM):
                 self.failures += 1
                 log.error("the processors run exited with code %s after %.0fs", self._process.exitcode,
                           time.monotonic() - started)

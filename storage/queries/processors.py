@@ -20,8 +20,11 @@ GROUP BY c.trace_id"""
 _ERRORS = """SELECT s.trace_id,
        string_agg(s.name || ': ' || concat_ws(' ', s.error_type, s.error_message), '; ' ORDER BY s.start_time)
            AS error_summary,
-       arg_max(s.error_type, s.start_time) AS error_type,
-       arg_max(coalesce(s.error_message, s.status_message), s.start_time) AS error_message
+       -- the run's own error (its root's) when it has one, else the latest span's
+       coalesce(max(s.error_type) FILTER (WHERE s.parent_span_id IS NULL),
+                arg_max(s.error_type, s.start_time)) AS error_type,
+       coalesce(max(coalesce(s.error_message, s.status_message)) FILTER (WHERE s.parent_span_id IS NULL),
+                arg_max(coalesce(s.error_message, s.status_message), s.start_time)) AS error_message
 FROM spans AS s JOIN runs AS r ON r.trace_id = s.trace_id
 WHERE s.status_code = 'error'
 GROUP BY s.trace_id"""

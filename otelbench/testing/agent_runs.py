@@ -1,0 +1,70 @@
+"""Agent runs sent the way an instrumented app sends them: the real OTel SDK, OTLP/HTTP.
+
+Each ``Run`` becomes one trace: an ``invoke_agent`` root carrying the task and the final
+answer (``gen_ai.input.messages`` / ``gen_ai.output.messages``, the current GenAI
+conventions), a ``chat`` call, and optionally a tool call that fails, with the exception
+recorded the way the SDK records it. Used by the processors' tests and benchmarks.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Run:
+    agent: str
+    task: str
+    answer: str | None
+    error: str | None = None  # the run failed with this message (status error)
+    error_type: str = "RuntimeError"
+    tool: str | None = None  # a tool the run called
+    tool_error: str | None = None  # ... which failed with this message
+
+
+def _messages(role: str, text: str) -> str:
+    return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}])
+
+
+def send_runs(endpoint: str, runs: Sequence[Run], *, service: str = "demo-agent",
+              headers: dict[str, str] | None = None) -> list[str]:
+    """Send ``runs`` to the OTLP/HTTP receiver at ``endpoint`` (``http://host:port``);
+    returns their trace ids (hex), in order, once the exporter has flushed them all."""
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    from opentelemetry.trace import Status, StatusCode
+
+    provider = TracerProvider(resource=Resource.create({"service.name": service}))
+    provider.add_span_processor(BatchSpanProcessor(
+        OTLPSpanExporter(endpoint=f"{endpoint.rstrip('/')}/v1/traces", headers=headers or {})))
+    tracer = provider.get_tracer("otelbench.testing.agent_runs")
+    trace_ids = []
+    for run in runs:
+        with tracer.start_as_current_span(f"invoke_agent {run.agent}", record_exception=False,
+                                          set_status_on_exception=False) as root:
+            trace_ids.append(format(root.get_span_context().trace_id, "032x"))
+            root.set_attributes({"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": run.agent,
+                                 "gen_ai.input.messages": _messages("user", run.task)})
+            with tracer.start_as_current_span("chat smollm2") as call:
+                call.set_attributes({"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
+                                     "gen_ai.request.model": "smollm2", "gen_ai.usage.input_tokens": 40,
+                                     "gen_ai.usage.output_tokens": 12})
+            if run.tool:
+                with tracer.start_as_current_span(f"execute_tool {run.tool}", record_exception=False,
+                                                  set_status_on_exception=False) as tool:
+                    tool.set_attributes({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": run.tool})
+                    if run.tool_error:
+                        tool.record_exception(TimeoutError(run.tool_error))
+                        tool.set_status(Status(StatusCode.ERROR, run.tool_error))
+            if run.answer is not None:
+                root.set_attribute("gen_ai.output.messages", _messages("assistant", run.answer))
+            if run.error:
+                root.add_event("exception", {"exception.type": run.error_type, "exception.message": run.error})
+                root.set_status(Status(StatusCode.ERROR, run.error))
+    provider.force_flush()
+    provider.shutdown()
+    return trace_ids

@@ -1,0 +1,39 @@
+"""processors/pipeline.py: one run at a time per lake, the sample, the privacy rule."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from processors import pipeline
+from processors.config import Clusters, Judge, Privacy, Processors
+from storage.lake import Lake
+
+
+def test_a_second_run_on_a_busy_lake_is_refused_clearly(tmp_path):
+    lake = Lake(tmp_path)
+    lake.init()
+    idle = Processors(judge=Judge(enabled=False), clusters=Clusters(enabled=False))
+    with lake.fs.lock(lake.fs.path(pipeline.LOCK_NAME), wait=False):
+        with pytest.raises(pipeline.ProcessorError, match="another otelbench process is running"):
+            pipeline.run(idle, Privacy(), tmp_path, llm=None)
+    # released: the next run goes ahead
+    assert pipeline.run(idle, Privacy(), tmp_path, llm=None).judged == 0
+
+
+def test_the_sample_is_the_same_runs_every_time_and_about_the_share():
+    runs = pl.DataFrame({"trace_id": [f"{i:032x}" for i in range(4000)]})
+    first = pipeline.sample(runs, 0.25)
+    assert first.equals(pipeline.sample(runs.reverse(), 0.25).reverse())
+    assert 0.22 < first.height / runs.height < 0.28
+    assert pipeline.sample(runs, 1.0).height == 4000
+
+
+def test_restricted_runs_go_only_to_a_local_judge():
+    runs = pl.DataFrame({"trace_id": ["a", "b", "c"], "agent": ["payroll", "bot", "bot"],
+                         "owner": [None, "acme", "globex"]})
+    privacy = Privacy(private_agents=("payroll",), hide_io_owners=("acme",))
+    kept, withheld = pipeline.withhold_private(runs, privacy, local=False)
+    assert kept["trace_id"].to_list() == ["c"] and withheld == 2
+    kept, withheld = pipeline.withhold_private(runs, privacy, local=True)
+    assert kept.height == 3 and withheld == 0

@@ -1,0 +1,205 @@
+"""``otelbench process`` end to end: runs sent by the real OTel SDK to the real collector,
+the lake it writes, the real CLI in a process of its own, and a judge endpoint — the real
+embedded llama.cpp server for the plumbing, a stub neighbour only for its failure modes
+(garbage, 500, slow enough to be killed mid-pass, what exactly it was sent)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from otelbench.testing.agent_runs import Run, send_runs
+from otelbench.testing.judge_stub import JudgeStub
+from otelbench.testing.wait import wait_for
+from storage.duckdb import open_lake
+from storage.queries.views import JUDGE_SERVICE
+
+ROOT = Path(__file__).resolve().parents[2]
+
+RUNS = [
+    Run("calc", "What is 17 * 3?", "17 * 3 = 51."),
+    Run("calc", "What is 15% of 240?", "15% of 240 is 36."),
+    Run("calc", "What is 9 + 10?", "9 + 10 = 21."),
+    Run("calc", "Convert 100 F to Celsius.", None, error="calculator unavailable", tool="calculator",
+        tool_error="connection refused after 3 attempts"),
+    Run("lookup", "What is the capital of Australia?", "The capital of Australia is Canberra."),
+    Run("lookup", "Who wrote 'Dune'?", "I'm sorry, but I can't help with that."),
+]
+
+
+def otelbench(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "otelbench", "process", *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def config(tmp_path: Path, lake: Path, **judge: object) -> Path:
+    path = tmp_path / "otel-config.yaml"
+    path.write_text(yaml.safe_dump({
+        "receivers": {"otlp": {"protocols": {"http": {"endpoint": "127.0.0.1:0"}}}},
+        "exporters": {"parquet": {"path": str(lake)}},
+        "service": {"pipelines": {"traces": {"receivers": ["otlp"], "exporters": ["parquet"]}}},
+        "processors": {"judge": {"max_attempts": 2, **judge}, "clusters": {"enabled": False}},
+    }))
+    return path
+
+
+def rows(lake: Path, sql: str) -> list[tuple]:
+    with open_lake(lake) as gw:
+        return gw.query(sql, max_rows=None).rows
+
+
+@pytest.fixture
+def lake_with_runs(collector) -> tuple[Path, list[str], str]:
+    """A lake holding RUNS, sent by the SDK; the collector keeps running (the judge's own
+    traces go to it). Returns the lake, the trace ids and the collector's URL."""
+    url = f"http://127.0.0.1:{collector.http_port}"
+    ids = send_runs(url, RUNS)
+    lake = Path(collector.config.exporters.parquet.path)
+    wait_for(lambda: rows(lake, "SELECT count(*) FROM agent_runs")[0][0] == len(RUNS), what="runs in the lake")
+    return lake, ids, url
+
+
+@pytest.mark.model
+def test_the_embedded_judge_scores_every_run_once_and_its_own_traces_are_not_runs(tmp_path, lake_with_runs):
+    lake, ids, url = lake_with_runs
+    cfg = config(tmp_path, lake)
+    env = {"OTEL_EXPORTER_OTLP_ENDPOINT": url}
+    first = otelbench("--config", str(cfg), env=env)
+    assert first.returncode in (0, 1), first.stderr
+    assert f"{len(RUNS)} runs judged" in first.stdout.replace(" 0 judge errors", "") or "judge errors" in first.stdout
+
+    evals = rows(lake, "SELECT trace_id, agent, score, error, raw_answer, judge_model, judge_version, method, "
+                       "attempts, input_truncated FROM evals")
+    assert sorted(r[0] for r in evals) == sorted(ids)  # every run, once
+    for trace_id, agent, score, error, raw, model, version, method, attempts, truncated in evals:
+        assert (score is not None and 0.0 <= score <= 1.0 and error is None) or (score is None and error), evals
+        assert model.endswith(".gguf") and version.startswith("default@") and attempts == 1
+        assert method in ("logprobs", "json", "text") and truncated is False
+    scored = {r[0]: r[2] for r in evals}
+    assert dict(rows(lake, "SELECT trace_id, eval_score FROM agent_runs")) == scored
+
+    # the judge's calls reach the lake as GenAI spans of its own service, and are not runs
+    wait_for(lambda: rows(lake, f"SELECT count(*) FROM spans WHERE service_name = '{JUDGE_SERVICE}'")[0][0] > 0,
+             what="the judge's own spans")
+    assert rows(lake, "SELECT count(*) FROM agent_runs")[0][0] == len(RUNS)
+    assert rows(lake, f"SELECT count(*) FROM llm_calls WHERE service_name = '{JUDGE_SERVICE}'")[0][0] > 0
+
+    again = otelbench("--config", str(cfg), env=env)
+    assert again.returncode == 0, again.stderr
+    errors = sum(1 for r in evals if r[2] is None)
+    assert f"judge: {errors} runs judged" in again.stdout or "judge: 0 runs judged" in again.stdout
+    assert rows(lake, "SELECT count(*) FROM evals")[0][0] == len(RUNS)
+
+
+def test_an_endpoint_that_is_down_stops_the_run_with_one_line_and_writes_nothing(tmp_path, lake_with_runs):
+    lake, _, _ = lake_with_runs
+    out = otelbench("--config", str(config(tmp_path, lake, endpoint="http://127.0.0.1:9/v1", model="m")))
+    assert out.returncode == 1
+    assert out.stderr.count("\n") == 1 and "127.0.0.1:9" in out.stderr, out.stderr
+    assert rows(lake, "SELECT count(*) FROM evals")[0][0] == 0
+
+
+def test_unusable_answers_are_kept_as_errors_and_retried_a_bounded_number_of_times(tmp_path, lake_with_runs):
+    lake, ids, _ = lake_with_runs
+    with JudgeStub("garbage") as stub:
+        cfg = config(tmp_path, lake, endpoint=stub.base_url, model="stub-judge")
+        for attempt in (1, 2, 3):
+            out = otelbench("--config", str(cfg))
+            assert "Traceback" not in out.stderr, out.stderr
+            got = rows(lake, "SELECT score, error, raw_answer, attempts FROM evals")
+            assert len(got) == len(ids)
+            # max_attempts is 2: the third pass asks nothing
+            assert {r[3] for r in got} == {min(attempt, 2)}
+            assert all(r[0] is None and r[1] and r[2] for r in got), got
+
+
+def test_a_server_error_is_a_recorded_judge_error_not_a_crash(tmp_path, lake_with_runs):
+    lake, ids, _ = lake_with_runs
+    with JudgeStub("http500") as stub:
+        out = otelbench("--config", str(config(tmp_path, lake, endpoint=stub.base_url, model="stub-judge")))
+    assert "Traceback" not in out.stderr, out.stderr
+    got = rows(lake, "SELECT score, error FROM evals")
+    assert got and all(score is None and "500" in error for score, error in got) or out.returncode == 1
+
+
+def test_private_runs_never_reach_a_judge_that_is_not_local(tmp_path, lake_with_runs):
+    lake, ids, _ = lake_with_runs
+    path = config(tmp_path, lake)
+    with JudgeStub() as stub:
+        data = yaml.safe_load(path.read_text())
+        data["processors"]["judge"].update(endpoint=stub.base_url, model="stub-judge", local=False)
+        data["privacy"] = {"private_agents": ["lookup"]}
+        path.write_text(yaml.safe_dump(data))
+        out = otelbench("--config", str(path))
+        assert out.returncode == 0, out.stderr
+        assert "2 private runs not sent" in out.stdout
+        sent = stub.prompts()
+    assert "Canberra" not in sent and "Australia" not in sent and "Dune" not in sent
+    assert "17 * 3" in sent
+    assert rows(lake, "SELECT DISTINCT agent FROM evals") == [("calc",)]
+
+
+def _judged(lake: Path) -> int:
+    try:
+        return rows(lake, "SELECT count(*) FROM evals")[0][0]
+    except Exception:  # noqa: BLE001 - not written yet
+        return 0
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_a_pass_killed_half_way_keeps_what_it_wrote_and_the_next_repeats_nothing(tmp_path, collector, sig):
+    url = f"http://127.0.0.1:{collector.http_port}"
+    ids = send_runs(url, [Run("calc", f"What is {i} + {i}?", f"{2 * i}") for i in range(40)])
+    lake = Path(collector.config.exporters.parquet.path)
+    wait_for(lambda: rows(lake, "SELECT count(*) FROM agent_runs")[0][0] == 40, what="runs in the lake")
+    with JudgeStub(delay_s=0.05) as stub:
+        cfg = config(tmp_path, lake, endpoint=stub.base_url, model="stub-judge", concurrency=1)
+        proc = subprocess.Popen([sys.executable, "-m", "otelbench", "process", "--config", str(cfg)], cwd=ROOT,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_for(lambda: _judged(lake) > 0, timeout_s=60, what="a first chunk committed")
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=30)
+        assert "Traceback" not in err, err
+        assert proc.returncode == (-signal.SIGKILL if sig == signal.SIGKILL else 143)
+        kept = _judged(lake)
+        assert 0 < kept < 40
+        first_pass_requests = len(stub.requests)
+        out = otelbench("--config", str(cfg))  # not refused: the lock went with the process
+        assert out.returncode == 0, out.stderr
+        second_pass_requests = len(stub.requests) - first_pass_requests
+    got = rows(lake, "SELECT trace_id, count(*) FROM evals GROUP BY trace_id")
+    assert sorted(t for t, _ in got) == sorted(ids) and {n for _, n in got} == {1}
+    # what was committed is not asked again (the pass asks per run at least once)
+    per_run = second_pass_requests / (40 - kept)
+    assert first_pass_requests + second_pass_requests <= per_run * (40 + 8) + 1
+
+
+def test_two_passes_at_once_on_one_lake_do_not_double_anything(tmp_path, lake_with_runs):
+    lake, ids, _ = lake_with_runs
+    with JudgeStub(delay_s=0.5) as stub:
+        cfg = config(tmp_path, lake, endpoint=stub.base_url, model="stub-judge", concurrency=1)
+        first = subprocess.Popen([sys.executable, "-m", "otelbench", "process", "--config", str(cfg)], cwd=ROOT,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_for(lambda: len(stub.requests) > 0, timeout_s=60, what="the first pass judging")
+        second = otelbench("--config", str(cfg))
+        out, err = first.communicate(timeout=120)
+    assert second.returncode == 1 and "another otelbench process is running" in second.stderr
+    assert first.returncode == 0, err
+    assert rows(lake, "SELECT count(*), count(DISTINCT trace_id) FROM evals") == [(len(ids), len(ids))]
+
+
+def test_only_one_agent(tmp_path, lake_with_runs):
+    lake, _, _ = lake_with_runs
+    with JudgeStub() as stub:
+        out = otelbench("--config", str(config(tmp_path, lake, endpoint=stub.base_url, model="stub-judge")),
+                        "--agent", "lookup", "--only", "judge")
+    assert out.returncode == 0, out.stderr
+    assert "clusters:" not in out.stdout
+    assert rows(lake, "SELECT agent, count(*) FROM evals GROUP BY agent") == [("lookup", 2)]
+    assert rows(lake, "SELECT count(*) FROM agent_runs WHERE eval_score = 0.75") == [(2,)]
