@@ -15,6 +15,7 @@ elsewhere, then copy them): when all of them are there, pip is not run.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -91,6 +92,19 @@ class IndexUnreachable(FetchError):
 
 def default_cache_dir() -> Path:
     return Path.home() / ".cache" / "otelbench"
+
+
+def fetched(cache_dir: Path | None = None) -> list[Path]:
+    """The models ``fetch`` has provided on this machine, strongest first (MODELS order);
+    a file of the wrong size (a fetch cut short) does not count. Cheap: no hashing."""
+    folder = (cache_dir or default_cache_dir()).expanduser() / "models"
+    found = []
+    for model in MODELS.values():
+        path = folder / model.filename
+        with contextlib.suppress(OSError):
+            if path.stat().st_size == model.size_bytes:
+                found.append(path)
+    return found
 
 
 def pip_failure(returncode: int, output: str) -> FetchError:

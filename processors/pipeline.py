@@ -170,8 +170,9 @@ def _cluster(lake: Any, processors: Processors, llm: Llm | None, since: dt.datet
                                   max_rows=None, timeout_s=None)
         known = [r[0] for r in gateway.query(q.CLUSTERED_AGENTS, max_rows=None).rows]
         agents = sorted(set(failures["agent"].to_list()) | {a for a in known if agent in (None, a)})
-        previous = {a: (gateway.polars(q.CLUSTERS_OF_AGENT, {"agent": a}, max_rows=None),
-                        gateway.polars(q.MEMBERS_OF_AGENT, {"agent": a}, max_rows=None)) for a in agents}
+        previous = {a: clustering.ClusterResult.from_tables(
+            gateway.polars(q.CLUSTERS_OF_AGENT, {"agent": a}, max_rows=None),
+            gateway.polars(q.MEMBERS_OF_AGENT, {"agent": a}, max_rows=None)) for a in agents}
     if not agents:
         return
     embedder = clustering.make_embedder(cfg.embedder, cfg.embedding_model)

