@@ -33,6 +33,7 @@ from processors.judge.logprobs import TopLogprobs
 from processors.judge.retry import RetryPolicy, retryable
 
 DEFAULT_TOP_LOGPROBS = 20  # OpenAI's maximum; grades outside the top 20 carry ~no mass
+DEFAULT_TIMEOUT_S = 120.0
 FORMATS = ("json_schema", "json_object", None)
 _MESSAGE_CHARS = 300
 
@@ -69,6 +70,25 @@ def _one_line(exc: BaseException) -> str:
     return f"HTTP {status}: {text}" if status else f"{type(exc).__name__}: {text}"
 
 
+def _connection_reason(exc: BaseException) -> str:
+    """The cause of a failed connection in a few words: "connection refused", "timed out"."""
+    if isinstance(exc, openai.APITimeoutError):
+        return "timed out"
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(cause, TimeoutError):
+            return "timed out"
+        text = str(cause).lower()
+        for words in ("connection refused", "name or service not known", "temporary failure in name resolution",
+                      "no route to host", "network is unreachable", "connection reset", "timed out"):
+            if words in text:
+                return words
+        cause = cause.__cause__ or cause.__context__
+    return _one_line(exc)
+
+
 def _mentions(exc: BaseException, *words: str) -> bool:
     body = getattr(exc, "body", None)
     text = f"{getattr(exc, 'message', '')} {exc} {body!r}".lower()
@@ -93,6 +113,7 @@ class Endpoint:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     top_logprobs: int = DEFAULT_TOP_LOGPROBS
     temperature: float = 0.0
+    timeout_s: float = DEFAULT_TIMEOUT_S  # per request; a timeout is retried like a 5xx
     on_request: Callable[[dict[str, Any]], None] | None = None  # sees each request's body, for tracing
     _format: int = 0
     _logprobs: bool = True
@@ -101,7 +122,7 @@ class Endpoint:
     def __post_init__(self) -> None:
         with_options = getattr(self.client, "with_options", None)
         if with_options is not None:  # our retry policy is the only one (retry.py)
-            self.client = with_options(max_retries=0)
+            self.client = with_options(max_retries=0, timeout=self.timeout_s)
 
     @property
     def base_url(self) -> str:
@@ -124,7 +145,8 @@ class Endpoint:
         except (openai.APIConnectionError, openai.APIStatusError) as exc:
             raise self._endpoint_error(exc) from exc
         if listed is not None:
-            if listed and self.model not in listed:
+            # a single-model server (llama.cpp, llama-cpp-python) answers whatever model is named
+            if len(listed) > 1 and self.model not in listed:
                 shown = ", ".join(listed[:5]) + (f" (+{len(listed) - 5} more)" if len(listed) > 5 else "")
                 raise JudgeEndpointError(f"judge endpoint {self.base_url} has no model {self.model!r}; it serves: {shown}")
             return
@@ -136,8 +158,8 @@ class Endpoint:
 
     def _endpoint_error(self, exc: BaseException) -> JudgeEndpointError:
         if isinstance(exc, openai.APIConnectionError):
-            why = "is not reachable"
-        elif isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
+            return JudgeEndpointError(f"judge endpoint {self.base_url} unreachable: {_connection_reason(exc)}")
+        if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
             why = "rejected the API key"
         elif isinstance(exc, openai.NotFoundError):
             why = f"does not know model {self.model!r}"
@@ -148,7 +170,8 @@ class Endpoint:
     # -- judging ---------------------------------------------------------------------
 
     def complete(self, messages: Sequence[dict[str, str]], *, max_tokens: int,
-                 schema: dict[str, Any] | None = None, logprobs: bool = True) -> Completion:
+                 schema: dict[str, Any] | None = None, logprobs: bool = True,
+                 stop: Sequence[str] | None = None) -> Completion:
         """One chat completion, retried per the policy; see the module doc for failures."""
         tries = 0
         while True:
@@ -156,6 +179,8 @@ class Endpoint:
             want_logprobs = logprobs and self._logprobs
             body: dict[str, Any] = {"model": self.model, "messages": list(messages), "max_tokens": max_tokens,
                                     "temperature": self.temperature}
+            if stop:
+                body["stop"] = list(stop)
             if want_logprobs:
                 body.update(logprobs=True, top_logprobs=self.top_logprobs)
             if schema is not None and (fmt := response_format(kind, schema)) is not None:

@@ -7,13 +7,19 @@ resource ``service.name = otelbench-judge`` (``JUDGE_SERVICE_NAME``). Views and 
 selection exclude a trace when any of its spans carries the attribute, or its service is
 the judge's — either mark suffices, so a judge traced by an instrumentation that does not
 know the attribute (e.g. opentelemetry-instrumentation-openai-v2 under the judge's
-tracer provider) is still excluded by its service name.
+tracer provider) is still excluded by its service name (storage/queries/views.py,
+``JUDGE_SERVICE``).
+
+``traced`` is that wiring: a tracer provider of its own (never the process's global one,
+so an agent's instrumentation in the same process is not re-labelled), exporting OTLP/HTTP
+to the collector, flushed and shut down when the judging is done.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 JUDGE_ATTRIBUTE = "otelbench.judge"  # true on every span the judge emits
@@ -29,6 +35,7 @@ def judge_attributes(*, model: str, base_url: str, run_trace_id: str, step: str)
     attrs: dict[str, Any] = {
         "gen_ai.operation.name": "chat",
         "gen_ai.provider.name": "openai",  # the API the judge speaks; the server may be any
+        "gen_ai.system": "openai",  # the same, as semantic conventions before 1.37 spell it
         "gen_ai.request.model": model,
         "gen_ai.agent.name": JUDGE_SERVICE_NAME,
         "server.address": address,
@@ -70,3 +77,43 @@ def record_usage(span: Any | None, *, prompt_tokens: int | None, completion_toke
     if finish_reason:
         span.set_attribute("gen_ai.response.finish_reasons", [finish_reason])
     span.set_attribute("otelbench.judge.tries", tries)
+
+
+@dataclass(frozen=True)
+class JudgeClient:
+    """An OpenAI client and the tracer its judge requests are traced with (None: untraced)."""
+
+    client: Any
+    tracer: Any | None = None
+
+
+def traces_url(endpoint: str) -> str:
+    """The OTLP/HTTP traces URL of a collector endpoint (``http://host:4318`` or the full URL)."""
+    endpoint = endpoint.rstrip("/")
+    return endpoint if endpoint.endswith("/v1/traces") else f"{endpoint}/v1/traces"
+
+
+@contextlib.contextmanager
+def traced(client: Any, telemetry_endpoint: str | None, *, headers: Mapping[str, str] | None = None,
+           exporter: Any | None = None) -> Iterator[JudgeClient]:
+    """``client`` with a tracer whose spans go to ``telemetry_endpoint`` (OTLP/HTTP) as the
+    service ``otelbench-judge``; untraced when the endpoint is None (and no ``exporter``,
+    which tests pass to keep the spans in memory). The spans are flushed on exit."""
+    if telemetry_endpoint is None and exporter is None:
+        yield JudgeClient(client, None)
+        return
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    if exporter is None:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        exporter = OTLPSpanExporter(endpoint=traces_url(str(telemetry_endpoint)), headers=dict(headers or {}))
+    provider = TracerProvider(resource=Resource.create({"service.name": JUDGE_SERVICE_NAME}))
+    provider.add_span_processor(BatchSpanProcessor(exporter))
+    try:
+        yield JudgeClient(client, provider.get_tracer("otelbench.judge"))
+    finally:
+        provider.force_flush()
+        provider.shutdown()
