@@ -40,6 +40,7 @@ from otelbench.testing import judge_calibration as cal  # noqa: E402
 from processors.judge.signals import FAILED_CAP, REFUSAL_CAP, EMPTY_CAP  # noqa: E402
 
 NO_OPINION = 0.5
+CHUNK = 10
 
 
 def _cap(p: dict[str, Any]) -> float | None:
@@ -118,6 +119,7 @@ def _f(x: float | None) -> str:
 
 def judge(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]], float]:
     import openai
+    import polars as pl
 
     from processors.judge import Counters, check_endpoint, judgements, load_prompt
 
@@ -131,8 +133,13 @@ def judge(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]], float]:
         check_endpoint(client, model)
         counters = Counters()
         began = time.perf_counter()
-        results = judgements(frame, client=client, model=model, prompt=prompt, concurrency=args.concurrency,
-                             counters=counters)
+        results: list[Any] = []
+        for start in range(0, frame.height, CHUNK):  # saved as it goes: a long pass can be looked at
+            results += judgements(frame.slice(start, CHUNK), client=client, model=model, prompt=prompt,
+                                  concurrency=args.concurrency, counters=counters)
+            if args.save:
+                partial = frame.filter(pl.col("trace_id").is_in([j.trace_id for j in results]))
+                args.save.write_text(json.dumps({"judge": "(partial)", "runs": parts(partial, results)}) + "\n")
         elapsed = time.perf_counter() - began
         print(f"judged {counters.judged}, errors {counters.errors}, requests {counters.requests}, "
               f"methods {counters.by_method}, truncated {counters.truncated} in {elapsed:.0f}s", file=sys.stderr)

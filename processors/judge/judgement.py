@@ -42,9 +42,9 @@ from processors.judge.runs import message_text
 from processors.judge.signals import Signals, capped, read_signals
 
 REFERENCE_WEIGHT = 0.5  # of the agreement with the judge's own answer, when there is one
-GRADE_MAX_TOKENS = 96
+GRADE_MAX_TOKENS = 64
 SOLVE_MAX_TOKENS = 64
-REASONING_MAX_CHARS = 160  # a sentence: llama-cpp-python spends ~0.1-0.2 s per token on logprobs
+REASONING_MAX_CHARS = 100  # a sentence: llama-cpp-python spends ~0.1-0.2 s per token on logprobs
 NONE_TEXT = "(none)"
 
 GRADE_SCHEMA: dict[str, Any] = {
