@@ -1,0 +1,125 @@
+"""Runs judged per minute against the embedded model, by concurrency and prefix reuse.
+
+    python benchmarks/judge_throughput.py [--embedded smollm2|qwen] [--runs 12] [--threads N]
+
+Judges the first ``--runs`` calibration runs (otelbench.testing.judge_calibration: each
+≤ 2,000 characters of task, tools and output) with ``processors.judge.judgements`` and the
+default prompt, at concurrency 1, 2 and 4, in three prefix-reuse settings:
+
+- ``none``: a unique nonce opens every request's system message, so no request can reuse
+  an earlier one's evaluated prompt (and ``cache_prompt: false`` is sent, which llama.cpp's
+  own server reads);
+- ``last``: the requests as the judge sends them; llama-cpp-python keeps the previous
+  request's evaluated prompt and skips its common prefix (``cache_prompt: true`` for
+  llama.cpp's server);
+- ``ram``: as ``last``, on a server started with ``--cache true``: llama-cpp-python keeps
+  the states of earlier prompts in RAM and resumes from the longest matching prefix, so
+  the judge's two kinds of request (its own answer, the grade) each reuse their own fixed
+  part although they alternate.
+
+Prints runs per minute for each (a run is a judgement: the requests it takes). One warm-up
+run is judged first in each server so model loading is not counted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from otelbench.testing import judge_calibration as cal  # noqa: E402
+
+CONCURRENCY = (1, 2, 4)
+MAX_RUN_CHARS = 2000
+
+
+class _Completions:
+    def __init__(self, inner: Any, reuse: bool) -> None:
+        self.inner, self.reuse = inner, reuse
+
+    def create(self, **body: Any) -> Any:
+        body["extra_body"] = {"cache_prompt": self.reuse}
+        if not self.reuse:
+            messages = [dict(m) for m in body["messages"]]
+            messages[0]["content"] = f"[{uuid.uuid4().hex}]\n{messages[0]['content']}"
+            body["messages"] = messages
+        return self.inner.create(**body)
+
+
+class PrefixClient:
+    """An OpenAI client whose chat requests do or do not allow prefix reuse (see the module doc)."""
+
+    def __init__(self, client: Any, reuse: bool) -> None:
+        self.client, self.reuse = client, reuse
+        self.models = client.models
+        self.chat = type("Chat", (), {})()
+        self.chat.completions = _Completions(client.chat.completions, reuse)
+        self.base_url = client.base_url
+
+    def with_options(self, **options: Any) -> PrefixClient:
+        return PrefixClient(self.client.with_options(**options), self.reuse)
+
+
+def measure(base_url: str, model: str, frame: Any, prompt: Any, *, reuse: bool, concurrency: int) -> float:
+    """Runs judged per minute."""
+    import openai
+
+    from processors.judge import judgements
+
+    client = PrefixClient(openai.OpenAI(base_url=base_url, api_key="none"), reuse)
+    began = time.perf_counter()
+    results = judgements(frame, client=client, model=model, prompt=prompt, concurrency=concurrency)
+    elapsed = time.perf_counter() - began
+    errors = sum(j.error is not None for j in results)
+    if errors:
+        print(f"  ({errors} judge errors)", file=sys.stderr)
+    return 60 * len(results) / elapsed
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--embedded", choices=cal.EMBEDDED, default="smollm2")
+    parser.add_argument("--runs", type=int, default=12)
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--prompt", default="judge-run")
+    parser.add_argument("--settings", default="none,last,ram")
+    args = parser.parse_args(argv)
+
+    import polars as pl
+
+    from bench_runner.llama_server import LlamaServer
+    from processors.judge import load_prompt
+    from processors.judge.runs import message_text
+
+    frame = cal.runs()
+    size = [len(message_text(i) or "") + len(message_text(o) or "") + len(t or "")
+            for i, o, t in zip(frame["input"], frame["output"], frame["tool_summary"])]
+    frame = frame.filter(pl.Series(size) <= MAX_RUN_CHARS).head(args.runs)
+    prompt = load_prompt(args.prompt)
+    path = cal.embedded_model_path(args.embedded)
+    settings = args.settings.split(",")
+    table: dict[tuple[str, int], float] = {}
+    for setting in settings:
+        extra = ("--cache", "true") if setting == "ram" else ()
+        with LlamaServer(path, n_threads=args.threads, extra_args=extra) as server:
+            model = server.model_id or str(path)
+            measure(server.base_url, model, frame.head(1), prompt, reuse=True, concurrency=1)  # warm-up
+            for concurrency in CONCURRENCY:
+                table[setting, concurrency] = rate = measure(server.base_url, model, frame, prompt,
+                                                             reuse=setting != "none", concurrency=concurrency)
+                print(f"{setting:>5} concurrency {concurrency}: {rate:.1f} runs/min", file=sys.stderr)
+    print(f"{args.embedded} ({path.name}), {frame.height} runs of ≤ {MAX_RUN_CHARS} characters, "
+          f"prompt {prompt.version}, threads {args.threads or 'default'}")
+    print(f"{'prefix reuse':<14}" + "".join(f"{f'concurrency {c}':>16}" for c in CONCURRENCY) + "   (runs/min)")
+    for setting in settings:
+        print(f"{setting:<14}" + "".join(f"{table[setting, c]:>16.1f}" for c in CONCURRENCY))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+"""The LLM judge: scores each agent run from 0 to 1 with any OpenAI-compatible model.
+
+The pipeline (processors/pipeline.py) calls exactly this:
+
+- ``load_prompt(name)`` → ``Prompt`` (``.name``, ``.version`` = name@content-hash);
+  ``DEFAULT_PROMPT`` names the prompt file measured best (docs/judge.md);
+- ``check_endpoint(client, model)``: one cheap request, or ``JudgeEndpointError`` with a
+  one-line reason;
+- ``traced(client, telemetry_endpoint)``: a context manager yielding the client to pass
+  to ``judge_runs``, its requests traced as the service ``otelbench-judge``;
+- ``judge_runs(runs, client=, model=, prompt=, now=, concurrency=, max_input_tokens=,
+  attempts_so_far=)`` → one ``evals`` row per run (``EVALS_SCHEMA``).
+
+How a run is judged: processors/judge/judgement.py; the requests: endpoint.py; docs/judge.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from processors.judge.budget import DEFAULT_MAX_INPUT_TOKENS
+from processors.judge.endpoint import Endpoint, JudgeEndpointError
+from processors.judge.judge import EVALS_SCHEMA, Counters, Judgement, judge_runs, judgements
+from processors.judge.prompt import DEFAULT_PROMPT, Prompt, PromptError, load_prompt
+from processors.judge.retry import RetryPolicy
+from processors.judge.telemetry import JUDGE_SERVICE_NAME, JudgeClient, traced
+
+
+def check_endpoint(client: Any, model: str) -> None:
+    """Raise ``JudgeEndpointError`` (one line) unless ``client`` answers and serves ``model``."""
+    if isinstance(client, JudgeClient):
+        client = client.client
+    Endpoint(client, model, retry=RetryPolicy(tries=1)).check()
+
+
+__all__ = [
+    "DEFAULT_MAX_INPUT_TOKENS", "DEFAULT_PROMPT", "EVALS_SCHEMA", "JUDGE_SERVICE_NAME", "Counters", "JudgeClient",
+    "JudgeEndpointError", "Judgement", "Prompt", "PromptError", "RetryPolicy", "check_endpoint", "judge_runs",
+    "judgements", "load_prompt", "traced",
+]
