@@ -1,0 +1,5 @@
+"""Failure clustering (issue #11) as pure functions: failed runs in, clusters per agent out.
+
+- text.py      a failure as normalized text
+- embed.py     the Embedder protocol; MiniLM int8 ONNX (default, offline); OpenAI-compatible
+"""
