@@ -2,4 +2,5 @@
 
 - text.py      a failure as normalized text
 - embed.py     the Embedder protocol; MiniLM int8 ONNX (default, offline); OpenAI-compatible
+- multiset.py  HDBSCAN over distinct texts with their counts
 """

@@ -4,7 +4,7 @@ Issue #11: the text of a failure is its error type and message, the failing tool
 their errors and the last output, with ids, numbers, hex, paths and timestamps replaced by
 placeholders, so that "timed out after 31s" and "timed out after 7s" read alike. Failures
 repeat, so normalization is also what lets the embedder see each distinct failure once
-(``benchmarks/cluster.py``: 100,000 realistic failures are ~2 % distinct texts).
+(``benchmarks/cluster.py``: 100,000 planted failures are ~11 % distinct texts).
 
 Everything here is pure: strings in, strings out.
 """
