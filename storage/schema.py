@@ -234,8 +234,44 @@ METRICS = Table("metrics", pa.schema(_METRIC_COLUMNS), time_column="time")
 # Tables the collector writes, by OTLP signal.
 TABLE_FOR_SIGNAL: dict[str, Table] = {"traces": SPANS, "logs": LOGS, "metrics": METRICS}
 
-# The processors' tables (judge scores, failure clusters) join this tuple as they land.
-DERIVED_TABLES: tuple[Table, ...] = ()
+# The processors' tables (processors/): docs/schema.md documents every column.
+# evals: one row per (run, judge model, judge version); judging a run again with the same
+# judge replaces its row (a retried error, a re-judge), another judge version adds one.
+EVALS = derived_table("evals", [
+    ("trace_id", _STR),
+    ("agent", _STR),
+    ("score", _F64),  # 0..1, NULL on a judge error
+    ("reasoning", _STR),
+    ("judge_model", _STR),
+    ("judge_version", _STR),  # prompt name + content hash
+    ("method", _STR),  # logprobs | json | text
+    ("error", _STR),
+    ("raw_answer", _STR),  # the judge's answer when it could not be used
+    ("attempts", _I64),
+    ("input_truncated", pa.bool_()),
+    ("judged_at", _TS),
+], key=("trace_id", "judge_model", "judge_version"))
+# failure_clusters / cluster_members: each clustering run replaces one agent's whole set.
+FAILURE_CLUSTERS = derived_table("failure_clusters", [
+    ("agent", _STR),
+    ("cluster_id", _I64),
+    ("size", _I64),
+    ("share", _F64),
+    ("first_seen", _TS),
+    ("last_seen", _TS),
+    ("example_trace_ids", pa.list_(_STR)),
+    ("top_terms", pa.list_(_STR)),
+    ("description", _STR),
+    ("params", _STR),  # JSON: the clustering parameters of the run
+    ("run_at", _TS),
+], replace_by=("agent",))
+CLUSTER_MEMBERS = derived_table("cluster_members", [
+    ("trace_id", _STR),
+    ("agent", _STR),
+    ("cluster_id", _I64),
+], replace_by=("agent",))
+
+DERIVED_TABLES: tuple[Table, ...] = (EVALS, FAILURE_CLUSTERS, CLUSTER_MEMBERS)
 
 # The one list of tables: the lake, its views, the compactor and the docs test all read it.
 TABLES: dict[str, Table] = {t.name: t for t in (SPANS, LOGS, METRICS, *DERIVED_TABLES)}

@@ -34,10 +34,11 @@ from pathlib import Path
 
 from storage.queries.bench import bench_results_sql, bench_tests_sql
 from storage.queries.tables import parents_cte, read_table_sql, view_sql
-from storage.schema import DERIVED, tables
+from storage.schema import tables
 
-VIEW_NAMES = ("spans", "logs", "metrics", "span_messages", "span_agents", "llm_calls", "tool_calls", "agent_runs",
-              "bench_results", "bench_tests")
+# The views this module defines, beside one per lake table (storage.queries.tables).
+COMPUTED_VIEWS = ("span_messages", "span_agents", "llm_calls", "tool_calls", "agent_runs", "bench_results",
+                  "bench_tests")
 
 
 # --------------------------------------------------------------------------- messages
@@ -188,6 +189,9 @@ def final_answer(messages: str) -> str:
     return f"nullif(CAST(to_json(list_filter(TRY_CAST({messages} AS JSON[]), {keep})[-1:]) AS VARCHAR), '[]')"
 
 
+# The service name of the judge's own traces (processors/judge sets it on its tracer).
+JUDGE_SERVICE = "otelbench-judge"
+
 # One row per trace. The run's agent: the outermost span that names one (the root if it
 # does, else an agent span, else the earliest: a span starts before what it calls), and
 # only then the agent its ingest request named (X-Bench-Agent), then the root's service.
@@ -225,6 +229,10 @@ WITH per_trace AS (
     FROM spans AS s
     GROUP BY s.trace_id
 ),
+scores AS (
+    -- the run's latest score, whichever judge gave it (evals: processors/judge)
+    SELECT trace_id, arg_max(score, judged_at) AS eval_score FROM evals WHERE score IS NOT NULL GROUP BY trace_id
+),
 llm_io AS (
     -- arg_min/arg_max skip NULLs: the first call that has input, the last that has output
     SELECT trace_id,
@@ -242,17 +250,23 @@ SELECT
              {first_user_message('io.first_input')}) AS input,
     coalesce({final_answer('t.root_output')}, {final_answer('t.agent_output')},
              {final_answer('io.last_output')}) AS output,
+    e.eval_score,
     t.owner, t.service_name, t.date
 FROM per_trace AS t
--- one row per trace_id: DuckDB drops this join unless input/output are selected
+-- one row per trace_id on both: DuckDB drops each join unless its columns are selected
 LEFT JOIN llm_io AS io ON io.trace_id = t.trace_id
-WHERE t.genai_spans > 0"""
+LEFT JOIN scores AS e ON e.trace_id = t.trace_id
+-- the judge's own calls are traced like any GenAI call, but they are not an agent's runs
+WHERE t.genai_spans > 0 AND t.service_name IS DISTINCT FROM '{JUDGE_SERVICE}'"""
 
 
 
 def view_names() -> tuple[str, ...]:
-    """Every view: ``VIEW_NAMES`` and one per derived table."""
-    return (*VIEW_NAMES, *(t.name for t in tables(DERIVED)))
+    """Every view, of the registry as it is now: one per lake table, then the computed ones."""
+    return (*(t.name for t in tables()), *COMPUTED_VIEWS)
+
+
+VIEW_NAMES = view_names()  # of the tables registered in storage.schema
 
 
 def view_ddl(lake_root: str | Path) -> list[str]:

@@ -42,7 +42,10 @@ def test_every_table_column_is_documented() -> None:
     docs = documented()
     for name, table in TABLES.items():
         assert name in docs, f"docs/schema.md has no '### `{name}`' section"
-        missing = [c for c in table.stored_columns if c not in docs[name]]
+        # a derived table's section is its view's; the commit bookkeeping (_row,
+        # _tombstone) is documented once, under "Derived tables"
+        wanted = table.stored_columns if table.kind == "signal" else [*table.columns, "committed_at"]
+        missing = [c for c in wanted if c not in docs[name]]
         assert not missing, f"{name}: undocumented columns {missing}"
 
 

@@ -176,6 +176,7 @@ def test_agent_runs_sums_a_trace(lake: Lake) -> None:
         "cost_usd": 0.75, "input_tokens": 30, "output_tokens": 3, "llm_calls": 2, "tool_calls": 1,
         # the root has no messages: the first call's input, the last call's output (from logs)
         "input": USER, "output": ANSWER,
+        "eval_score": None,  # not judged (evals: tests/storage/test_processor_tables.py)
         "owner": "alice", "service_name": "svc",
     }
 
