@@ -20,8 +20,9 @@ from collections.abc import Sequence
 from processors.clustering.text import LABELS, PLACEHOLDER
 
 TOP_TERMS = 8
-_WORD = re.compile(r"[a-z][a-z0-9_]*(?:'[a-z]+)?")
-_TOKEN = re.compile(PLACEHOLDER.pattern + r"|[a-z][a-z0-9_]*(?:'[a-z]+)?|[^\sa-z0-9_]")
+# a word, or a host name kept whole ("api.weather.example.com", not "com")
+_WORD = re.compile(r"[a-z][a-z0-9_-]*(?:\.[a-z0-9-]+)+|[a-z][a-z0-9_]*(?:'[a-z]+)?")
+_TOKEN = re.compile(PLACEHOLDER.pattern + r"|" + _WORD.pattern + r"|[^\sa-z0-9_]")
 _LABEL_WORDS = frozenset(w for label in LABELS for w in re.split(r"[\s-]+", label))
 # A short list on purpose: "not", "no", "out", "off", "down" carry meaning in errors
 # ("not found", "timed out", "shut down").

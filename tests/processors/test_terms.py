@@ -43,3 +43,10 @@ def test_phrases_do_not_span_gaps_and_lone_particles_are_no_terms() -> None:
 def test_no_texts_no_terms() -> None:
     assert class_terms([], [], []) == {}
     assert class_terms(["only noise"], [-1], [3]) == {}
+
+
+def test_a_host_name_is_one_term() -> None:
+    """normalize keeps a URL's host (which service failed): it is a term whole, not "com"."""
+    found = terms("error: Connect Error: could not resolve api.weather.example.com")
+    assert found["api.weather.example.com"] == 1
+    assert "com" not in found and "example" not in found
