@@ -14,68 +14,18 @@ import numpy as np
 import openai
 import pytest
 
+from otelbench.testing.paraphrases import mean_similarities, ordered_triplets
 from processors.clustering.embed import (MODEL_SHA256, TOKENIZER_PATH, TOKENIZER_SHA256, Embedder, EmbedderError,
                                          MiniLMEmbedder, OpenAIEmbedder, installed_model_path)
 from processors.clustering.text import failure_parts
-
-# (anchor, paraphrases of the same failure, other failures that share its words)
-SEPARATION = [
-    (("TimeoutError", "get_weather timed out after 31s"),
-     [("TimeoutError", "the weather API did not respond within 10 seconds"),
-      ("ReadTimeout", "weather lookup took longer than 30 s and was cancelled")],
-     [("JSONDecodeError", "get_weather returned a body that is not valid JSON"),
-      ("TimeoutError", "search_flights timed out after 31s"),
-      ("KeyError", "get_weather response has no 'temperature' field")]),
-    (("FileNotFoundError", "[Errno 2] No such file or directory: '/srv/data/in.csv'"),
-     [("FileNotFoundError", "the file /srv/data/in.csv was not found on disk"),
-      ("OSError", "read_file could not open /tmp/x.csv: file does not exist")],
-     [("ValueError", "city 'Springfield' not found by the geocoder"),
-      ("NotFoundError", "contact 123 not found in the CRM"),
-      ("PermissionError", "[Errno 13] Permission denied: '/srv/data/in.csv'")]),
-    (("RateLimitError", "Rate limit reached for gpt-4o-mini on tokens per min"),
-     [("RateLimitError", "too many requests to the model provider, retry after 20s"),
-      ("APIStatusError", "Error code: 429 - rate limit exceeded, please slow down")],
-     [("PermissionDeniedError", "monthly spending limit of $100 reached for this API key"),
-      ("BadRequestError", "maximum context length is 8192 tokens, however you requested 9000 tokens"),
-      ("QuotaExceeded", "search API daily quota of 100 queries exhausted")]),
-    (("BadRequestError", "This model's maximum context length is 8192 tokens, however you requested 9000 tokens"),
-     [("BadRequestError", "prompt too long: 9000 tokens exceeds the context window of 8192"),
-      ("ContextWindowExceeded", "the conversation no longer fits in the model's context window")],
-     [("MaxIterationsError", "agent stopped after reaching the maximum of 10 iterations"),
-      ("MemoryError", "the worker ran out of memory while loading 5000000 rows"),
-      ("RateLimitError", "Rate limit reached for gpt-4o-mini on tokens per min")]),
-    (("CardError", "Your card was declined (decline_code: insufficient_funds)"),
-     [("PaymentError", "the bank refused the charge because the account has insufficient funds"),
-      ("CardError", "payment declined by the issuer: not enough money on the card")],
-     [("CardError", "the card number is invalid: checksum failed"),
-      ("SoldOutError", "no rooms available, the hotel declined the booking"),
-      ("PermissionDeniedError", "You exceeded your current quota, please check your plan and billing details")]),
-    (("SMTPRecipientsRefused", "send_email: recipient address rejected: bob@example.com"),
-     [("SMTPException", "the mail server bounced the message: mailbox unavailable"),
-      ("DeliveryError", "email to bob@example.com could not be delivered, the address does not exist")],
-     [("MessageTooLarge", "send_email rejected: attachment exceeds the 10 MB size limit"),
-      ("SlackApiError", "channel_not_found when posting the message"),
-      ("TokenExpiredError", "the Gmail access token expired, re-consent required")]),
-]
 
 
 def _error(pair: tuple[str, str]) -> str:
     return failure_parts(pair[0], pair[1], None, None).error
 
 
-def _triplets(similarity) -> tuple[int, int]:  # noqa: ANN001
-    """(triplets where a paraphrase is closer to the anchor than a look-alike, all triplets)"""
-    right = total = 0
-    for anchor, paraphrases, lookalikes in SEPARATION:
-        for p in paraphrases:
-            for other in lookalikes:
-                right += similarity(_error(anchor), _error(p)) > similarity(_error(anchor), _error(other))
-                total += 1
-    return right, total
-
-
-def _word_counts(a: str, b: str) -> float:
-    ca, cb = (Counter(re.findall(r"[a-z]+", s.lower())) for s in (a, b))
+def _word_counts(a: tuple[str, str], b: tuple[str, str]) -> float:
+    ca, cb = (Counter(re.findall(r"[a-z]+", _error(s).lower())) for s in (a, b))
     dot = sum(ca[w] * cb[w] for w in ca)
     return dot / (np.sqrt(sum(v * v for v in ca.values())) * np.sqrt(sum(v * v for v in cb.values())))
 
@@ -88,20 +38,18 @@ def test_the_model_separates_paraphrases_from_lookalikes(minilm: MiniLMEmbedder)
     orders 23 of 36."""
     cache: dict[str, np.ndarray] = {}
 
-    def cosine(a: str, b: str) -> float:
-        for text in (a, b):
+    def cosine(a: tuple[str, str], b: tuple[str, str]) -> float:
+        for text in (_error(a), _error(b)):
             if text not in cache:
                 cache[text] = minilm.embed([text])[0]
-        return float(cache[a] @ cache[b])
+        return float(cache[_error(a)] @ cache[_error(b)])
 
-    right, total = _triplets(cosine)
-    baseline, _ = _triplets(_word_counts)
+    right, total = ordered_triplets(cosine)
+    baseline, _ = ordered_triplets(_word_counts)
     assert right / total >= 0.8, (right, total)
     assert right > baseline, (right, baseline)
-    for anchor, paraphrases, lookalikes in SEPARATION:  # and on average, for every anchor
-        para = np.mean([cosine(_error(anchor), _error(p)) for p in paraphrases])
-        look = np.mean([cosine(_error(anchor), _error(o)) for o in lookalikes])
-        assert para > look, anchor
+    for para, look in mean_similarities(cosine):  # and on average, for every anchor
+        assert para > look
 
 
 def test_vectors_are_unit_float32_rows_in_order(minilm: MiniLMEmbedder) -> None:
