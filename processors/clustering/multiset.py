@@ -43,6 +43,7 @@ class MultisetLabels:
     labels: np.ndarray  # int64, one per distinct point; -1 is noise
     method: str         # "exact-multiset" or "boruvka-kdtree-pca32"
     min_samples: int    # as applied (hdbscan caps it at rows - 1)
+    single_cluster: bool = False  # the labels come from the allow_single_cluster retry
 
 
 def hdbscan_multiset(points: np.ndarray, counts: np.ndarray, *, min_cluster_size: int, min_samples: int,
@@ -79,9 +80,10 @@ def hdbscan_multiset(points: np.ndarray, counts: np.ndarray, *, min_cluster_size
 
     single_linkage = label(np.ascontiguousarray(mst))
     labels = _labels(single_linkage, min_cluster_size, False)
-    if single_cluster_fallback and labels.max(initial=-1) < 0:
+    single = single_cluster_fallback and labels.max(initial=-1) < 0
+    if single:
         labels = _labels(single_linkage, min_cluster_size, True)
-    return MultisetLabels(labels[_first_rows(counts)].astype(np.int64), "exact-multiset", samples)
+    return MultisetLabels(labels[_first_rows(counts)].astype(np.int64), "exact-multiset", samples, single)
 
 
 def rows_spanning_tree(points: np.ndarray, counts: np.ndarray, min_samples: int) -> np.ndarray:
@@ -209,7 +211,7 @@ def _fallback(points: np.ndarray, counts: np.ndarray, min_cluster_size: int, min
     centred = points - (counts[:, None] * points).sum(axis=0) / counts.sum()
     _, _, vt = np.linalg.svd(centred, full_matrices=False)
     rows = np.repeat(centred @ vt[:FALLBACK_DIMS].T, counts, axis=0)
-    labels = None
+    labels, allow = None, False
     for allow in (False, True) if single_cluster_fallback else (False,):
         fitted = hdbscan.HDBSCAN(min_cluster_size=min_cluster_size, min_samples=min_samples,
                                  algorithm="boruvka_kdtree", core_dist_n_jobs=1, allow_single_cluster=allow,
@@ -219,4 +221,4 @@ def _fallback(points: np.ndarray, counts: np.ndarray, min_cluster_size: int, min
             break
     assert labels is not None
     return MultisetLabels(labels[_first_rows(counts)].astype(np.int64), f"boruvka-kdtree-pca{FALLBACK_DIMS}",
-                          min_samples)
+                          min_samples, allow)

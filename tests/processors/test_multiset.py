@@ -99,10 +99,14 @@ def test_one_way_of_failing_is_one_cluster() -> None:
     points = rng.normal(scale=0.2, size=(60, 3))
     counts = np.ones(60, dtype=np.int64)
     without = hdbscan_multiset(points, counts, min_cluster_size=10, min_samples=5, distance_floor=0.5)
-    assert set(without.labels) == {-1}
+    assert set(without.labels) == {-1} and not without.single_cluster
     single = hdbscan_multiset(points, counts, min_cluster_size=10, min_samples=5, distance_floor=0.5,
                               single_cluster_fallback=True)
     assert set(single.labels) <= {-1, 0} and (single.labels == 0).mean() > 0.9
+    assert single.single_cluster  # said, so that the caller can judge that one cluster
+    points, counts, _ = _blobs(0)   # clusters found: no retry
+    assert not hdbscan_multiset(points, counts, min_cluster_size=15, min_samples=5,
+                                single_cluster_fallback=True).single_cluster
 
 
 def test_too_few_rows_are_noise() -> None:
