@@ -11,7 +11,7 @@ them one text: the run prints how many distinct texts the embedder saw.
 
 ``--all-distinct``: the worst case, every failure a text of its own (a random six-word
 tail no placeholder removes), so every one is embedded; above 12,000 distinct texts the
-clustering runs hdbscan's Borůvka k-d tree on PCA-32 rows instead of the exact multiset
+clustering runs hdbscan's Borůvka k-d tree on PCA-48 rows instead of the exact multiset
 path (processors/clustering/multiset.py).
 
 Printed: rows, distinct texts, embed time and texts/s, the rest (texts, HDBSCAN, ids,

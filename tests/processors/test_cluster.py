@@ -10,10 +10,14 @@ import polars as pl
 import pytest
 from sklearn.metrics import adjusted_rand_score  # scikit-learn comes with hdbscan
 
-from otelbench.testing.failures import CORE, MORE, START, planted_failures
+from otelbench.testing.failures import CORE, FAMILIES, MORE, START, planted_failures
 from processors.clustering import (CLUSTERS_SCHEMA, FAILURES_SCHEMA, MEMBERS_SCHEMA, NOISE, ClusterResult,
                                    MiniLMEmbedder, cluster_failures, default_min_cluster_size, insights_json)
+from processors.clustering.cluster import DISTANCE_FLOOR, SCORE_BELOW
 from processors.clustering.describe import BY_LLM, BY_TERMS, from_terms
+from processors.clustering.multiset import hdbscan_multiset
+from processors.clustering.text import FailureParts, failure_frame, select_failures
+from processors.clustering.vectors import failure_vectors
 
 UTC = dt.timezone.utc
 NOW = dt.datetime(2025, 3, 20, tzinfo=UTC)
@@ -57,6 +61,46 @@ def test_other_families_and_seeds(minilm: MiniLMEmbedder, seed: int) -> None:
     runs = planted_failures(MORE[:12], 30, noise=10, successes=10, seed=seed)
     result = cluster_failures(runs, embedder=minilm, now=NOW)
     assert _ari(result, runs) >= 0.8
+
+
+def _fallback_against_exact(runs: pl.DataFrame, embedder: MiniLMEmbedder) -> tuple[float, float]:
+    """ARI against the families of the exact path and of the k-d tree fallback, forced
+    with a tiny dense_limit, on the same vectors."""
+    failures = select_failures(runs, SCORE_BELOW)
+    parts = failure_frame(failures).with_columns(failures["family"])
+    distinct = parts.group_by("text", maintain_order=True).agg(pl.col("error", "tools", "output").first(),
+                                                               pl.len().alias("n"))
+    vectors, _ = failure_vectors([FailureParts(*r) for r in distinct.select("error", "tools", "output").iter_rows()],
+                                 embedder)
+    point = dict(zip(distinct["text"], range(distinct.height)))
+    rows = [point[t] for t in parts["text"]]
+    scores = []
+    for dense_limit, method in ((100_000, "exact-multiset"), (10, "boruvka-kdtree-pca48")):
+        fit = hdbscan_multiset(vectors, distinct["n"].to_numpy(), min_cluster_size=default_min_cluster_size(len(rows)),
+                               min_samples=5, distance_floor=DISTANCE_FLOOR, single_cluster_fallback=True,
+                               dense_limit=dense_limit)
+        assert fit.method == method
+        scores.append(adjusted_rand_score(parts["family"].to_list(), fit.labels[rows].tolist()))
+    return scores[0], scores[1]
+
+
+def test_the_kdtree_fallback_keeps_the_families(minilm: MiniLMEmbedder, planted: pl.DataFrame) -> None:
+    """Above 12,000 distinct texts multiset.py hands over to hdbscan's k-d tree on PCA rows:
+    on real embeddings it stays close to the exact path (measured 0.85 vs 0.94)."""
+    exact, fallback = _fallback_against_exact(planted, minilm)
+    assert exact >= 0.8 and fallback >= 0.75
+
+
+@pytest.mark.slow
+def test_the_kdtree_fallback_at_scale(minilm: MiniLMEmbedder) -> None:
+    """20,000 failures of all 75 families (sizes as benchmarks/cluster.py draws them; 3,913
+    distinct texts): the fallback within 0.05 of the exact path's ARI (measured 0.76 and
+    0.76; with the floor itself as epsilon on PCA-32 rows, the earlier choice, 0.08).
+    ~30 s on the 2-core machine."""
+    weights = [(rank + 1) ** -0.8 for rank in range(len(FAMILIES))]
+    sizes = [int(19_400 * w / sum(weights)) for w in weights]
+    exact, fallback = _fallback_against_exact(planted_failures(FAMILIES, sizes, noise=600, seed=0), minilm)
+    assert fallback >= exact - 0.05, (exact, fallback)
 
 
 def test_noise_stays_unclustered(first: ClusterResult, planted: pl.DataFrame, minilm: MiniLMEmbedder) -> None:

@@ -64,7 +64,7 @@ def test_labels_match_hdbscan_on_clear_clusters(seed: int) -> None:
 def test_the_dense_limit_hands_over_to_hdbscans_kdtree() -> None:
     points, counts, truth = _blobs(0)
     fallback = hdbscan_multiset(points, counts, min_cluster_size=15, min_samples=5, dense_limit=50)
-    assert fallback.method == "boruvka-kdtree-pca32"
+    assert fallback.method == "boruvka-kdtree-pca48"
     assert adjusted_rand_score(np.repeat(truth, counts), np.repeat(fallback.labels, counts)) == 1.0
 
 
