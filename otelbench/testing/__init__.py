@@ -9,5 +9,9 @@ from here (benchmarks never import ``tests/``):
 - ``otlp_capture``: an OTLP capture server and OTLP/JSON conversion (the recorders);
 - ``frameworks``: the recorded agent-framework runs through the lake beside their
   expected.json (scripts/compare_frameworks.py, tests/test_frameworks.py);
+- ``failures``: planted failure families (paraphrased errors, tool errors, answers) with
+  noise and successes, for the clustering tests and benchmarks/cluster.py;
+- ``paraphrases``: paraphrases of a failure against look-alikes sharing its words, the
+  embedder's separation figure;
 - ``wait``: ``wait_for(condition)``, the one poll on explicit state.
 """
