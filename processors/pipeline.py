@@ -126,7 +126,10 @@ def _judge(lake: Any, processors: Processors, privacy: Privacy, llm: Llm | None,
 
     assert llm is not None
     cfg = processors.judge
-    prompt = judge_pkg.load_prompt(cfg.prompt)
+    try:
+        prompt = judge_pkg.load_prompt(cfg.prompt)
+    except judge_pkg.PromptError as exc:
+        raise ProcessorError(f"processors.judge.prompt: {exc}") from exc
     report.judge_model, report.judge_version = llm.model, prompt.version
     params = {"since": since, "agent": agent, "judge_model": llm.model, "judge_version": prompt.version,
               "max_attempts": cfg.max_attempts}

@@ -68,8 +68,11 @@ def lake_with_runs(collector) -> tuple[Path, list[str], str]:
 
 @pytest.mark.model
 def test_the_embedded_judge_scores_every_run_once_and_its_own_traces_are_not_runs(tmp_path, lake_with_runs):
+    from bench_runner.llama_server import find_embedded_model
+
     lake, ids, url = lake_with_runs
-    cfg = config(tmp_path, lake)
+    # SmolLM2 named, not the default (the strongest installed model: a slower judge)
+    cfg = config(tmp_path, lake, model=str(find_embedded_model()))
     env = {"OTEL_EXPORTER_OTLP_ENDPOINT": url}
     first = otelbench("--config", str(cfg), env=env)
     assert first.returncode in (0, 1), first.stderr
@@ -80,7 +83,7 @@ def test_the_embedded_judge_scores_every_run_once_and_its_own_traces_are_not_run
     assert sorted(r[0] for r in evals) == sorted(ids)  # every run, once
     for trace_id, agent, score, error, raw, model, version, method, attempts, truncated in evals:
         assert (score is not None and 0.0 <= score <= 1.0 and error is None) or (score is None and error), evals
-        assert model.endswith(".gguf") and version.startswith("default@") and attempts == 1
+        assert model.endswith(".gguf") and version.startswith("judge-run@") and attempts == 1
         assert method in ("logprobs", "json", "text") and truncated is False
     scored = {r[0]: r[2] for r in evals}
     assert dict(rows(lake, "SELECT trace_id, eval_score FROM agent_runs")) == scored
@@ -153,6 +156,7 @@ def _judged(lake: Path) -> int:
         return 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
 def test_a_pass_killed_half_way_keeps_what_it_wrote_and_the_next_repeats_nothing(tmp_path, collector, sig):
     url = f"http://127.0.0.1:{collector.http_port}"
@@ -181,9 +185,10 @@ def test_a_pass_killed_half_way_keeps_what_it_wrote_and_the_next_repeats_nothing
     assert first_pass_requests + second_pass_requests <= per_run * (40 + 8) + 1
 
 
+@pytest.mark.slow
 def test_two_passes_at_once_on_one_lake_do_not_double_anything(tmp_path, lake_with_runs):
     lake, ids, _ = lake_with_runs
-    with JudgeStub(delay_s=0.5) as stub:
+    with JudgeStub(delay_s=0.2) as stub:
         cfg = config(tmp_path, lake, endpoint=stub.base_url, model="stub-judge", concurrency=1)
         first = subprocess.Popen([sys.executable, "-m", "otelbench", "process", "--config", str(cfg)], cwd=ROOT,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -203,7 +208,8 @@ def test_only_one_agent(tmp_path, lake_with_runs):
     assert out.returncode == 0, out.stderr
     assert "clusters:" not in out.stdout
     assert rows(lake, "SELECT agent, count(*) FROM evals GROUP BY agent") == [("lookup", 2)]
-    assert rows(lake, "SELECT count(*) FROM agent_runs WHERE eval_score = 0.75") == [(2,)]
+    assert rows(lake, "SELECT agent, count(eval_score) FROM agent_runs GROUP BY agent ORDER BY agent") == [
+        ("calc", 0), ("lookup", 2)]
 
 
 def test_serve_judges_on_a_schedule_and_never_judges_the_judges_calls(tmp_path):
