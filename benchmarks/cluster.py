@@ -75,10 +75,11 @@ def workload(failures: int, noise_share: float, all_distinct: bool, seed: int) -
     if all_distinct:
         rng = random.Random(seed)
         tails = [" ".join(rng.choices(NOISE_WORDS, k=6)) for _ in range(runs.height)]
-        runs = runs.with_columns(pl.concat_str([pl.col("error_message"), pl.Series(tails)], separator=" while ")
+        tail = pl.Series(tails)
+        runs = runs.with_columns(pl.concat_str([pl.col("error_message"), tail], separator=" while ")
                                  .fill_null(pl.col("output")).alias("error_message"),
-                                 pl.when(pl.col("status") == "ok").then(pl.concat_str([pl.col("output"), pl.Series(tails)],
-                                                                                     separator=" "))
+                                 pl.when(pl.col("status") == "ok")
+                                 .then(pl.concat_str([pl.col("output"), tail], separator=" "))
                                  .otherwise(pl.col("output")).alias("output"))
     return runs
 
@@ -130,7 +131,8 @@ def main(argv: list[str] | None = None) -> None:
     big = sizes.filter(pl.col("len") >= mcs)["family"].to_list()
     in_big = members.filter(pl.col("family").is_in(big))
     print(f"failures           {members.height:,} (+ {runs.height - members.height:,} successes left out)")
-    print(f"distinct failures  {params['distinct_texts']:,} ({params['distinct_texts'] / members.height:.1%} of failures)")
+    distinct = params["distinct_texts"]
+    print(f"distinct failures  {distinct:,} ({distinct / members.height:.1%} of failures)")
     print(f"embedded texts     {embedder.texts:,} (the distinct parts: errors, tool errors, answers)")
     print(f"embed              {embedder.seconds:.1f} s ({embedder.texts / max(embedder.seconds, 1e-9):.0f} texts/s, "
           f"{args.threads} thread(s))")

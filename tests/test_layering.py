@@ -7,6 +7,8 @@ alike: a lazy import inside a function is still a dependency), and the rules are
 - ``exporters/`` import nothing from ``collector/`` (the collector starts them and
   passes in what they need);
 - ``storage/`` imports none of the packages above it;
+- ``processors/`` import nothing from ``collector/`` or ``otelbench/`` (the CLI and the
+  server call them; ``otelbench.testing`` serves their tests, not them);
 - no cycle among the top-level packages (a ``__main__.py`` is a launcher that nothing
   imports, not a dependency: ``python -m bench_runner`` runs ``otelbench bench``);
 - the receiver process stays light: importing its modules loads no polars, pyarrow or
@@ -96,6 +98,11 @@ def test_exporters_import_nothing_from_the_collector() -> None:
 
 def test_storage_imports_no_package_above_it() -> None:
     bad = _violations("storage", tuple(p for p in PACKAGES if p != "storage"))
+    assert not bad, "\n".join(bad)
+
+
+def test_processors_import_neither_the_collector_nor_the_cli() -> None:
+    bad = _violations("processors", ("collector", "otelbench"))
     assert not bad, "\n".join(bad)
 
 

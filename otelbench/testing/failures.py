@@ -313,6 +313,9 @@ NOISE_TYPES = ("RuntimeError", "AssertionError", "KeyError", "IndexError", "Attr
                "NotImplementedError", "RecursionError", "BrokenPipeError", "InterruptedError")
 
 
+DIRS = ("srv", "data", "tmp", "home", "app", "exports", "reports", "user")
+
+
 def _fill(template: str, rng: random.Random, family_host: str) -> str:
     hexdigits = "0123456789abcdef"
     values = {
@@ -320,11 +323,12 @@ def _fill(template: str, rng: random.Random, family_host: str) -> str:
         "id": lambda: "".join(rng.choices(string.ascii_lowercase + string.digits, k=rng.randint(6, 14))) + str(
             rng.randint(0, 9)),
         "hex": lambda: "".join(rng.choices(hexdigits, k=rng.choice((8, 16, 32)))) + "a1",
-        "path": lambda: "/" + "/".join(rng.choices(("srv", "data", "tmp", "home", "app", "exports", "reports", "user"),
-                                                   k=rng.randint(2, 4))) + f"/{rng.randint(1, 99999)}.{rng.choice(('csv', 'pdf', 'json', 'txt', 'py'))}",
+        "path": lambda: ("/" + "/".join(rng.choices(DIRS, k=rng.randint(2, 4)))
+                         + f"/{rng.randint(1, 99999)}.{rng.choice(('csv', 'pdf', 'json', 'txt', 'py'))}"),
         "ts": lambda: (START + dt.timedelta(seconds=rng.randint(0, 10**7))).isoformat().replace("+00:00", "Z"),
         "date": lambda: (START + dt.timedelta(days=rng.randint(0, 400))).strftime("%B %d"),
-        "url": lambda: f"https://{family_host}/v{rng.randint(1, 3)}/{rng.choice(('q', 'items', 'run'))}/{rng.randint(1, 10**6)}?req={rng.randint(1, 10**9)}",
+        "url": lambda: (f"https://{family_host}/v{rng.randint(1, 3)}/{rng.choice(('q', 'items', 'run'))}"
+                        f"/{rng.randint(1, 10**6)}?req={rng.randint(1, 10**9)}"),
         "ip": lambda: ".".join(str(rng.randint(1, 254)) for _ in range(4)),
         "email": lambda: f"{rng.choice(('ana', 'bob', 'li', 'sam', 'kim'))}{rng.randint(1, 999)}@example.com",
         "host": lambda: family_host,
@@ -349,7 +353,8 @@ def _run(family: Family, rng: random.Random) -> dict[str, object]:
     if family.tool and family.tool_errors and rng.random() < 0.8:
         tools = f"{family.tool}: {_fill(rng.choice(family.tool_errors), rng, host)}"
     output = _fill(rng.choice(family.outputs), rng, host) if family.outputs and rng.random() < 0.9 else None
-    return {"status": "error", "error_type": family.error_type, "error_message": _fill(rng.choice(family.messages), rng, host),
+    message = _fill(rng.choice(family.messages), rng, host)
+    return {"status": "error", "error_type": family.error_type, "error_message": message,
             "failing_tools": tools, "output": output, "score": None}
 
 

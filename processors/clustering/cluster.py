@@ -106,8 +106,8 @@ def cluster_failures(failures: pl.DataFrame, *, embedder: Embedder, now: dt.date
     distinct = distinct_frame["text"].to_numpy().astype(object)
     position = {text: i for i, text in enumerate(distinct)}
     index = np.fromiter((position[t] for t in parts["text"]), dtype=np.int64, count=parts.height)
-    vectors, _ = failure_vectors([FailureParts(*row) for row in distinct_frame.select("error", "tools", "output").iter_rows()],
-                                 embedder)
+    distinct_parts = [FailureParts(*row) for row in distinct_frame.select("error", "tools", "output").iter_rows()]
+    vectors, _ = failure_vectors(distinct_parts, embedder)
     rows = rows.with_columns(pl.Series("_text", index))
 
     previous = previous or ClusterResult(empty_clusters(), empty_members(), {})
