@@ -70,7 +70,7 @@ def run(processors: Processors | None, privacy: Privacy, lake_root: str | Path, 
             if only in (None, "judge") and processors.judge.enabled:
                 _judge(lake, processors, privacy, llm, since, agent, now, progress, report, telemetry_endpoint)
             if only in (None, "clusters") and processors.clusters.enabled:
-                _cluster(lake, processors, llm, since, agent, now, progress, report)
+                _cluster(lake, processors, privacy, llm, since, agent, now, progress, report)
     except LakeBusy:
         raise ProcessorError(f"another otelbench process is running the processors on {lake.root}: "
                              "wait for it to finish") from None
@@ -159,8 +159,8 @@ def _judge(lake: Any, processors: Processors, privacy: Privacy, llm: Llm | None,
 # -- failure clustering ------------------------------------------------------------------
 
 
-def _cluster(lake: Any, processors: Processors, llm: Llm | None, since: dt.datetime, agent: str | None,
-             now: Callable[[], dt.datetime], progress: Progress, report: Report) -> None:
+def _cluster(lake: Any, processors: Processors, privacy: Privacy, llm: Llm | None, since: dt.datetime,
+             agent: str | None, now: Callable[[], dt.datetime], progress: Progress, report: Report) -> None:
     import polars as pl
 
     from processors import clustering
@@ -183,8 +183,11 @@ def _cluster(lake: Any, processors: Processors, llm: Llm | None, since: dt.datet
     report.failures = failures.height
     for i, name in enumerate(agents):
         mine = failures.filter(pl.col("agent") == name)
-        result = clustering.cluster_failures(mine, embedder=embedder, describe=describe, previous=previous[name],
-                                             now=now(), min_cluster_size=cfg.min_cluster_size)
+        # the descriptions quote failures: a restricted run's text goes only to a local endpoint
+        private = not (llm and llm.local) and any(privacy.restricted(a, o) for a, o in zip(mine["agent"], mine["owner"]))
+        result = clustering.cluster_failures(mine, embedder=embedder, describe=None if private else describe,
+                                             previous=previous[name], now=now(), min_cluster_size=cfg.min_cluster_size,
+                                             score_below=cfg.score_below)
         # members first: a reader between the two commits sees the new members with the old
         # clusters' ids for a moment, never clusters without members
         lake.replace("cluster_members", result.members, {"agent": name})

@@ -53,7 +53,7 @@ ORDER BY r.start_time DESC, r.trace_id"""
 
 # The failures of the window: runs that errored, and judged runs scoring below a threshold.
 FAILURES = f"""WITH runs AS (
-    SELECT trace_id, agent, start_time, status, output, eval_score
+    SELECT trace_id, agent, start_time, status, output, eval_score, owner
     FROM agent_runs
     WHERE start_time >= $since AND (status = 'error' OR eval_score < $score_below)
       AND ($agent IS NULL OR agent = $agent)
@@ -63,7 +63,7 @@ errors AS ({_ERRORS})
 SELECT r.trace_id, r.agent, r.start_time, r.status, e.error_type, e.error_message, t.failing_tools,
        -- the final answer's text (agent_runs.output is one GenAI message)
        nullif(array_to_string(json_extract_string(r.output, '$[0].parts[*].content'), ' '), '') AS output,
-       r.eval_score AS score
+       r.eval_score AS score, r.owner
 FROM runs AS r
 LEFT JOIN tools AS t ON t.trace_id = r.trace_id
 LEFT JOIN errors AS e ON e.trace_id = r.trace_id
