@@ -19,7 +19,8 @@ the very same answers:
 - ``combined``: what the judge stores (processors/judge/judgement.py ``combine``).
 
 ``--save FILE`` writes every run's parts as JSON; ``--from FILE`` recomputes the table
-from such a file without a model.
+from such a file without a model — the agreement and the combined score by today's code,
+from the saved answers.
 """
 
 from __future__ import annotations
@@ -83,6 +84,24 @@ def parts(frame: Any, results: list[Any]) -> list[dict[str, Any]]:
             "refusal": bool(sig and sig.refusal), "truncated": j.input_truncated,
             "raw_answer": j.raw_answer, "reasoning": j.reasoning,
         })
+    return out
+
+
+def recompare(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Saved judgements with the agreement and the combined score computed again by today's
+    code (processors/judge/reference.py, judgement.py) from the saved answers: a change
+    there is measured without asking the model again."""
+    from processors.judge.budget import DEFAULT_MAX_INPUT_TOKENS
+    from processors.judge.judgement import agreement_of, combine, run_text
+
+    frame = {r["case"]: r for r in cal.runs().iter_rows(named=True)}
+    out = []
+    for p in rows:
+        run = run_text(frame[p["case"]], DEFAULT_MAX_INPUT_TOKENS)
+        agreed = agreement_of(run, p["reference"])
+        score = None if p["grade"] is None else combine(p["grade"], agreed, run.signals)
+        out.append(p | {"agreement": agreed.value if agreed else None,
+                        "agreement_kind": agreed.kind if agreed else None, "score": score})
     return out
 
 
@@ -176,7 +195,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("--base-url needs --model")
     if args.from_file:
         saved = json.loads(args.from_file.read_text())
-        title, rows = saved["judge"], saved["runs"]
+        title, rows = saved["judge"], recompare(saved["runs"])
     else:
         title, rows, elapsed = judge(args)
         if args.save:
