@@ -143,6 +143,8 @@ def judge(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]], float]:
     from processors.judge import Counters, check_endpoint, judgements, load_prompt
 
     frame = cal.runs()
+    if args.sample:  # a seeded random subset, for a slow judge: every category keeps its odds
+        frame = frame.sample(n=min(args.sample, frame.height), seed=args.seed, shuffle=True)
     if args.limit:
         frame = frame.head(args.limit)
     prompt = load_prompt(args.prompt)
@@ -189,6 +191,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads (embedded)")
     parser.add_argument("--limit", type=int, default=0, help="judge only the first N runs")
+    parser.add_argument("--sample", type=int, default=0, help="judge a seeded random subset of N runs")
+    parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--save", type=Path, help="write every run's judgement parts here (JSON)")
     args = parser.parse_args(argv)
     if args.base_url and not args.model:
