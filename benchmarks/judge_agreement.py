@@ -19,7 +19,8 @@ the very same answers:
 - ``combined``: what the judge stores (processors/judge/judgement.py ``combine``).
 
 ``--save FILE`` writes every run's parts as JSON; ``--from FILE`` recomputes the table
-from such a file without a model.
+from such a file without a model — the agreement and the combined score by today's code,
+from the saved answers.
 """
 
 from __future__ import annotations
@@ -86,6 +87,24 @@ def parts(frame: Any, results: list[Any]) -> list[dict[str, Any]]:
     return out
 
 
+def recompare(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Saved judgements with the agreement and the combined score computed again by today's
+    code (processors/judge/reference.py, judgement.py) from the saved answers: a change
+    there is measured without asking the model again."""
+    from processors.judge.budget import DEFAULT_MAX_INPUT_TOKENS
+    from processors.judge.judgement import agreement_of, combine, run_text
+
+    frame = {r["case"]: r for r in cal.runs().iter_rows(named=True)}
+    out = []
+    for p in rows:
+        run = run_text(frame[p["case"]], DEFAULT_MAX_INPUT_TOKENS)
+        agreed = agreement_of(run, p["reference"])
+        score = None if p["grade"] is None else combine(p["grade"], agreed, run.signals)
+        out.append(p | {"agreement": agreed.value if agreed else None,
+                        "agreement_kind": agreed.kind if agreed else None, "score": score})
+    return out
+
+
 def table(rows: list[dict[str, Any]]) -> str:
     """The figures of every variant, as a text table."""
     lines = [f"{'variant':<20} {'n':>3} {'err':>3} {'acc@0.5':>7} {'AUC all':>7} {'AUC clear':>9}   "
@@ -124,6 +143,8 @@ def judge(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]], float]:
     from processors.judge import Counters, check_endpoint, judgements, load_prompt
 
     frame = cal.runs()
+    if args.sample:  # a seeded random subset, for a slow judge: every category keeps its odds
+        frame = frame.sample(n=min(args.sample, frame.height), seed=args.seed, shuffle=True)
     if args.limit:
         frame = frame.head(args.limit)
     prompt = load_prompt(args.prompt)
@@ -170,13 +191,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads (embedded)")
     parser.add_argument("--limit", type=int, default=0, help="judge only the first N runs")
+    parser.add_argument("--sample", type=int, default=0, help="judge a seeded random subset of N runs")
+    parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--save", type=Path, help="write every run's judgement parts here (JSON)")
     args = parser.parse_args(argv)
     if args.base_url and not args.model:
         parser.error("--base-url needs --model")
     if args.from_file:
         saved = json.loads(args.from_file.read_text())
-        title, rows = saved["judge"], saved["runs"]
+        title, rows = saved["judge"], recompare(saved["runs"])
     else:
         title, rows, elapsed = judge(args)
         if args.save:

@@ -60,14 +60,21 @@ def _eval(node: ast.AST) -> float:
     raise ValueError(f"not arithmetic: {type(node).__name__}")
 
 
+_EXPRESSION = re.compile(r"[(\d][\d\s.,()+\-*/]*[\d)]")
+_OPERATOR = re.compile(r"\d\s*(?:[+\-/]|\*\*?)\s*[\d(]|\)\s*(?:[+\-/]|\*\*?)")
+
+
 def evaluate(text: str) -> float | None:
     """The value of an arithmetic expression (``0.15 * 240``, ``(12 + 15 + 21) / 3``,
-    ``2 ** 10``, ``1,234``), of the left side of ``expr = …`` or, failing that, of a
-    right side that is a number; None for anything else."""
+    ``2 ** 10``, ``1,234``), of the left side of ``expr = …``, of an expression written
+    inside a sentence (``15% of 240 is 0.15 * 240 = 32`` → 36: a small model computes
+    worse than it writes the computation) or, failing those, of a right side that is a
+    number; None for anything else."""
     cleaned = _FENCE.sub("", text.strip()).strip().rstrip(".").replace("×", "*").replace("÷", "/")
     cleaned = cleaned.replace("^", "**").replace("$", "").replace("€", "")
     sides = [s.strip() for s in cleaned.split("=")]
-    candidates = [sides[0]] + ([sides[-1]] if len(sides) > 1 else [])
+    inner = [m.group(0).strip() for m in _EXPRESSION.finditer(cleaned) if _OPERATOR.search(m.group(0))]
+    candidates = [sides[0], *inner] + ([sides[-1]] if len(sides) > 1 else [])
     for candidate in candidates:
         expr = re.sub(r"(?<=\d),(?=\d{3}\b)", "", candidate)
         if not expr or len(expr) > 200:

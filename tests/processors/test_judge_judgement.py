@@ -70,3 +70,20 @@ def test_agreement_and_explanation() -> None:
     assert text.startswith("looks right") and "Judge's own answer: 17 * 23" in text
     empty = RunText("t", "(none)", "(none)", "(none)", False, read_signals("ok", ""))
     assert agreement_of(empty, "4") is None
+
+
+@pytest.mark.parametrize("text, value", [
+    ("17 × 23 = 349", 391.0),  # the expression, not the small model's result
+    ("15% of 240 is 0.15 * 240 = 32", 36.0),
+    ("The average of 12, 15 and 21 is (12 + 15 + 21) / 3 = 18", 16.0),
+    ("2 to the power of 10 is 2^10 = 1024.", 1024.0),
+    ("1,234 * 56", 69104.0),
+    ("Canberra", None),
+    ("2024-03-05", None),
+    ("3.5 hours is 120 minutes", None),
+    ("2 ** 100000", None),
+])
+def test_evaluate_prefers_the_written_computation(text: str, value: float | None) -> None:
+    from processors.judge.reference import evaluate
+
+    assert evaluate(text) == value
