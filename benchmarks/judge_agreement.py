@@ -168,9 +168,10 @@ def judge(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]], float]:
 
     if args.embedded:
         from bench_runner.llama_server import LlamaServer
+        from processors.judge import EMBEDDED_SERVER_ARGS
 
         path = cal.embedded_model_path(args.embedded)
-        with LlamaServer(path, n_threads=args.threads) as server:
+        with LlamaServer(path, n_threads=args.threads, extra_args=EMBEDDED_SERVER_ARGS) as server:
             results, elapsed = run(server.base_url, server.model_id or str(path), "none")
         label = f"{args.embedded} ({path.name}, embedded llama-cpp-python)"
     else:

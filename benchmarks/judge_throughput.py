@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from otelbench.testing import judge_calibration as cal  # noqa: E402
+from processors.judge import EMBEDDED_SERVER_ARGS  # noqa: E402
 
 CONCURRENCY = (1, 2, 4)
 MAX_RUN_CHARS = 2000
@@ -106,7 +107,7 @@ def main(argv: list[str] | None = None) -> None:
     settings = args.settings.split(",")
     table: dict[tuple[str, int], float] = {}
     for setting in settings:
-        extra = ("--cache", "true") if setting == "ram" else ()
+        extra = EMBEDDED_SERVER_ARGS if setting == "ram" else ()
         with LlamaServer(path, n_threads=args.threads, extra_args=extra) as server:
             model = server.model_id or str(path)
             measure(server.base_url, model, frame.head(1), prompt, reuse=True, concurrency=1)  # warm-up

@@ -122,7 +122,7 @@ def _judge(lake: Any, processors: Processors, privacy: Privacy, llm: Llm | None,
            telemetry_endpoint: str | None) -> None:
     from processors import judge as judge_pkg
     from storage.duckdb import open_lake
-    from storage.queries.processors import RUNS_TO_JUDGE
+    from storage.queries import processors as q
 
     assert llm is not None
     cfg = processors.judge
@@ -134,10 +134,13 @@ def _judge(lake: Any, processors: Processors, privacy: Privacy, llm: Llm | None,
     params = {"since": since, "agent": agent, "judge_model": llm.model, "judge_version": prompt.version,
               "max_attempts": cfg.max_attempts}
     with open_lake(lake.root) as gateway:
-        runs = gateway.polars(RUNS_TO_JUDGE, params, max_rows=None, timeout_s=None)
-    runs, report.skipped_private = withhold_private(sample(runs, cfg.sample), privacy, llm.local)
-    if runs.height == 0:
-        return
+        runs = gateway.polars(q.RUNS_TO_JUDGE, params, max_rows=None, timeout_s=None)
+        runs, report.skipped_private = withhold_private(sample(runs, cfg.sample), privacy, llm.local)
+        if runs.height == 0:
+            return
+        ids = {"trace_ids": runs["trace_id"].to_list()}
+        runs = judge_pkg.with_summaries(runs, gateway.polars(q.TOOL_CALLS_OF_RUNS, ids, max_rows=None, timeout_s=None),
+                                        gateway.polars(q.ERRORS_OF_RUNS, ids, max_rows=None, timeout_s=None))
     try:
         judge_pkg.check_endpoint(llm.client, llm.model)
     except judge_pkg.JudgeEndpointError as exc:

@@ -146,10 +146,11 @@ def endpoint(processors: Any, only: str | None) -> Iterator[Any]:
         yield pipeline.Llm(client, judge.model or "", judge.is_local)
         return
     from bench_runner.llama_server import EmbeddedModelMissing, LlamaServer, LlamaServerError
+    from processors.judge import EMBEDDED_SERVER_ARGS
 
     try:
         model = judge.model or str(strongest_local_model())
-        server = LlamaServer(model).start()
+        server = LlamaServer(model, extra_args=EMBEDDED_SERVER_ARGS).start()
     except (LlamaServerError, EmbeddedModelMissing) as exc:
         raise pipeline.ProcessorError(f"the embedded judge could not start: {exc}") from exc
     try:

@@ -27,19 +27,6 @@ import polars as pl
 REPO = Path(__file__).resolve().parents[2]
 CALIBRATION_DIR = REPO / "tests" / "data" / "judge_calibration"
 
-RUNS_SQL = """SELECT trace_id, agent, status, input, output, llm_calls, tool_calls, owner, start_time
-              FROM agent_runs ORDER BY start_time"""
-TOOL_SQL = """SELECT trace_id, tool_name, CASE WHEN status_code = 'error' THEN 'error' ELSE 'ok' END AS status,
-                     coalesce(error_message, status_message) AS error_message,
-                     json_extract_string(attributes, '$."gen_ai.tool.call.arguments"') AS arguments,
-                     json_extract_string(attributes, '$."gen_ai.tool.call.result"') AS result
-              FROM spans WHERE span_type = 'tool' ORDER BY trace_id, start_time"""
-ERROR_SQL = """SELECT trace_id, string_agg(DISTINCT status_message, '; ') AS error_summary
-               FROM spans WHERE status_code = 'error' AND span_type IN ('agent', 'llm')
-                                AND status_message IS NOT NULL
-               GROUP BY trace_id"""
-
-
 def labels(folder: Path = CALIBRATION_DIR) -> pl.DataFrame:
     """One row per labelled run: case, trace_id, label (1 good, 0 bad), category, kind, clear_cut."""
     data: dict[str, dict[str, Any]] = json.loads((folder / "labels.json").read_text())
@@ -68,19 +55,21 @@ def load_lake(root: Path, folder: Path = CALIBRATION_DIR) -> int:
 
 
 def read_runs(root: Path) -> pl.DataFrame:
-    """The runs frame ``processors.judge.judge_runs`` takes, from a lake's views and spans."""
-    from processors.judge.runs import summarize_tools
-    from storage.duckdb import open_lake
+    """The runs frame ``processors.judge.judge_runs`` takes, read from a lake by the
+    pipeline's own queries (every run, none judged yet)."""
+    import datetime as dt
 
+    from processors.judge.runs import with_summaries
+    from storage.duckdb import open_lake
+    from storage.queries import processors as q
+
+    params = {"since": dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc), "agent": None, "judge_model": "",
+              "judge_version": "", "max_attempts": 1}
     with open_lake(root) as gateway:
-        runs = gateway.polars(RUNS_SQL, max_rows=None)
-        tools = gateway.polars(TOOL_SQL, max_rows=None)
-        errors = gateway.polars(ERROR_SQL, max_rows=None)
-    summaries = summarize_tools(tools)
-    out = (runs.join(summaries, on="trace_id", how="left")
-           .join(errors, on="trace_id", how="left")
-           .with_columns(pl.lit(0, dtype=pl.Int64).alias("attempts_so_far")))
-    return out.with_columns(pl.col("llm_calls").cast(pl.Int64), pl.col("tool_calls").cast(pl.Int64))
+        runs = gateway.polars(q.RUNS_TO_JUDGE, params, max_rows=None).sort("start_time", "trace_id")
+        ids = {"trace_ids": runs["trace_id"].to_list()}
+        return with_summaries(runs, gateway.polars(q.TOOL_CALLS_OF_RUNS, ids, max_rows=None),
+                              gateway.polars(q.ERRORS_OF_RUNS, ids, max_rows=None))
 
 
 def runs(folder: Path = CALIBRATION_DIR) -> pl.DataFrame:

@@ -131,3 +131,13 @@ def summarize_tools(tool_rows: pl.DataFrame) -> pl.DataFrame:
             tool_line(r["tool_name"], r["status"], r["error_message"], r["arguments"], r["result"]))
     return pl.DataFrame({"trace_id": list(lines), "tool_summary": ["; ".join(v) for v in lines.values()]},
                         schema={"trace_id": pl.String, "tool_summary": pl.String})
+
+
+def with_summaries(runs: pl.DataFrame, tool_rows: pl.DataFrame, errors: pl.DataFrame) -> pl.DataFrame:
+    """``runs`` (agent_runs columns) with ``tool_summary`` from their tool calls
+    (``TOOL_ROWS_SCHEMA``, in call order) and ``error_summary`` from ``errors``
+    (``trace_id``, ``error_summary``): the frame ``judge_runs`` takes. The pipeline and the
+    calibration benchmark both build it here, so what is measured is what runs."""
+    errors = errors.select(pl.col("trace_id").cast(pl.String), pl.col("error_summary").cast(pl.String))
+    return (runs.join(summarize_tools(tool_rows), on="trace_id", how="left")
+            .join(errors, on="trace_id", how="left"))

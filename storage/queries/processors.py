@@ -8,18 +8,13 @@ from __future__ import annotations
 
 from storage.queries.views import JUDGE_SERVICE
 
-# A run's tool calls and errors in a few words, for the judge's prompt and the failure text.
+# A failed run's failing tool calls and its error, for the failure text (clustering).
 _TOOLS = """SELECT c.trace_id,
-       string_agg(c.tool_name || ' → ' || CASE WHEN c.status = 'error'
-                  THEN 'error: ' || coalesce(c.error_message, 'failed') ELSE 'ok' END, '; ' ORDER BY c.start_time)
-           AS tool_summary,
        string_agg(CASE WHEN c.status = 'error' THEN c.tool_name || ': ' || coalesce(c.error_message, 'failed') END,
                   '; ' ORDER BY c.start_time) AS failing_tools
 FROM tool_calls AS c JOIN runs AS r ON r.trace_id = c.trace_id
 GROUP BY c.trace_id"""
 _ERRORS = """SELECT s.trace_id,
-       string_agg(s.name || ': ' || concat_ws(' ', s.error_type, s.error_message), '; ' ORDER BY s.start_time)
-           AS error_summary,
        -- the run's own error (its root's) when it has one, else the latest span's
        coalesce(max(s.error_type) FILTER (WHERE s.parent_span_id IS NULL),
                 arg_max(s.error_type, s.start_time)) AS error_type,
@@ -31,25 +26,40 @@ GROUP BY s.trace_id"""
 
 # The runs a judge (model + version) has not scored yet, newest first: with an input or an
 # output, in the window, not an earlier error tried max_attempts times already.
-RUNS_TO_JUDGE = f"""WITH runs AS (
-    SELECT trace_id, agent, status, input, output, llm_calls, tool_calls, owner, start_time
-    FROM agent_runs
-    WHERE start_time >= $since AND (input IS NOT NULL OR output IS NOT NULL)
-      AND ($agent IS NULL OR agent = $agent)
-),
-judged AS (
+RUNS_TO_JUDGE = """WITH judged AS (
     SELECT trace_id, attempts, score FROM evals WHERE judge_model = $judge_model AND judge_version = $judge_version
-),
-tools AS ({_TOOLS}),
-errors AS ({_ERRORS})
-SELECT r.trace_id, r.agent, r.status, r.input, r.output, r.llm_calls, r.tool_calls, r.owner, r.start_time,
-       t.tool_summary, e.error_summary, coalesce(j.attempts, 0) AS attempts_so_far
-FROM runs AS r
+)
+SELECT r.trace_id, r.agent, r.status, r.input, r.output, CAST(r.llm_calls AS BIGINT) AS llm_calls,
+       CAST(r.tool_calls AS BIGINT) AS tool_calls, r.owner, r.start_time, coalesce(j.attempts, 0) AS attempts_so_far
+FROM agent_runs AS r
 LEFT JOIN judged AS j ON j.trace_id = r.trace_id
-LEFT JOIN tools AS t ON t.trace_id = r.trace_id
-LEFT JOIN errors AS e ON e.trace_id = r.trace_id
-WHERE j.trace_id IS NULL OR (j.score IS NULL AND j.attempts < $max_attempts)
+WHERE r.start_time >= $since AND (r.input IS NOT NULL OR r.output IS NOT NULL)
+  AND ($agent IS NULL OR r.agent = $agent)
+  AND (j.trace_id IS NULL OR (j.score IS NULL AND j.attempts < $max_attempts))
 ORDER BY r.start_time DESC, r.trace_id"""
+
+# The tool calls of some runs ($trace_ids), in call order, with their arguments and result
+# as the instrumentation recorded them (GenAI, OpenInference, OpenLLMetry names): the
+# judge's summary of a run's tools (processors.judge.runs.summarize_tools).
+TOOL_CALLS_OF_RUNS = """SELECT trace_id, tool_name,
+       CASE WHEN status_code = 'error' THEN 'error' ELSE 'ok' END AS status,
+       coalesce(error_message, status_message) AS error_message,
+       coalesce(json_extract_string(attributes, '$."gen_ai.tool.call.arguments"'),
+                json_extract_string(attributes, '$."input.value"'),
+                json_extract_string(attributes, '$."traceloop.entity.input"')) AS arguments,
+       coalesce(json_extract_string(attributes, '$."gen_ai.tool.call.result"'),
+                json_extract_string(attributes, '$."output.value"'),
+                json_extract_string(attributes, '$."traceloop.entity.output"')) AS result
+FROM spans
+WHERE span_type = 'tool' AND trace_id IN (SELECT unnest($trace_ids))
+ORDER BY trace_id, start_time, span_id"""
+
+# What went wrong in some runs: the status messages of their failed agent and llm spans.
+ERRORS_OF_RUNS = """SELECT trace_id, string_agg(DISTINCT status_message, '; ' ORDER BY status_message) AS error_summary
+FROM spans
+WHERE status_code = 'error' AND span_type IN ('agent', 'llm') AND status_message IS NOT NULL
+  AND trace_id IN (SELECT unnest($trace_ids))
+GROUP BY trace_id"""
 
 # The failures of the window: runs that errored, and judged runs scoring below a threshold.
 FAILURES = f"""WITH runs AS (
@@ -77,4 +87,4 @@ MEMBERS_OF_AGENT = "SELECT trace_id, agent, cluster_id FROM cluster_members WHER
 
 CLUSTERED_AGENTS = "SELECT DISTINCT agent FROM failure_clusters ORDER BY agent"
 
-__all__ = ["RUNS_TO_JUDGE", "FAILURES", "CLUSTERS_OF_AGENT", "MEMBERS_OF_AGENT", "CLUSTERED_AGENTS", "JUDGE_SERVICE"]
+__all__ = ["RUNS_TO_JUDGE", "TOOL_CALLS_OF_RUNS", "ERRORS_OF_RUNS", "FAILURES", "CLUSTERS_OF_AGENT", "MEMBERS_OF_AGENT", "CLUSTERED_AGENTS", "JUDGE_SERVICE"]
