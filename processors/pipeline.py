@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     import polars as pl
 
 LOCK_NAME = "_processors.lock"
-JUDGE_CHUNK = 8  # runs judged between two commits: what a crash can cost
+JUDGE_CHUNK = 8  # runs judged between two commits (at least 2 × concurrency): what a crash can cost
 STEPS = ("judge", "clusters")
 
 
@@ -145,18 +145,23 @@ def _judge(lake: Any, processors: Processors, privacy: Privacy, llm: Llm | None,
         judge_pkg.check_endpoint(llm.client, llm.model)
     except judge_pkg.JudgeEndpointError as exc:
         raise ProcessorError(str(exc)) from exc
+    step = max(JUDGE_CHUNK, 2 * cfg.concurrency)
     with judge_pkg.traced(llm.client, telemetry_endpoint) as client:
-        for start in range(0, runs.height, JUDGE_CHUNK):
-            chunk = runs.slice(start, JUDGE_CHUNK)
+        for start in range(0, runs.height, step):
+            chunk = runs.slice(start, step)
             attempts = dict(zip(chunk["trace_id"], chunk["attempts_so_far"]))
-            evals = judge_pkg.judge_runs(chunk, client=client, model=llm.model, prompt=prompt, now=now,
-                                         concurrency=cfg.concurrency, max_input_tokens=cfg.max_input_tokens,
-                                         attempts_so_far=attempts)
+            try:
+                evals = judge_pkg.judge_runs(chunk, client=client, model=llm.model, prompt=prompt, now=now,
+                                             concurrency=cfg.concurrency, max_input_tokens=cfg.max_input_tokens,
+                                             attempts_so_far=attempts)
+            except judge_pkg.JudgeEndpointError as exc:  # it went away mid-pass: what is written stays
+                raise ProcessorError(f"{exc} (after {report.judged + report.judge_errors} runs judged and "
+                                     "written; the next pass goes on from there)") from exc
             lake.append("evals", evals)
             errors = int(evals["score"].is_null().sum())
             report.judged += evals.height - errors
             report.judge_errors += errors
-            progress("judge", min(start + JUDGE_CHUNK, runs.height), runs.height)
+            progress("judge", min(start + step, runs.height), runs.height)
 
 
 # -- failure clustering ------------------------------------------------------------------

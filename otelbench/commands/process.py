@@ -8,12 +8,14 @@ import contextlib
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from collector import DEFAULT_URL
 from collector.config import DEFAULT_CONFIG_PATH
@@ -52,16 +54,19 @@ def run(args: argparse.Namespace) -> int:
     lake = args.lake or (config.exporters.parquet.path if config.exporters.parquet else DEFAULT_LAKE)
     _exit_on_sigterm()
     progress, done = _progress()
+    telemetry = _telemetry(config)
     try:
         with endpoint(config.processors, args.only) as llm:
             report = pipeline.run(config.processors, config.privacy, lake, llm=llm, only=args.only,
-                                  agent=args.agent, progress=progress, telemetry_endpoint=_telemetry(config))
+                                  agent=args.agent, progress=progress, telemetry_endpoint=telemetry)
     except pipeline.ProcessorError as exc:
         done()
         print(f"otelbench process: {exc}", file=sys.stderr)
         return 1
     done()
     _print(report, args.only)
+    if report.judge_model and telemetry is None:
+        print("the judge's own calls were not traced: no collector listens (set OTEL_EXPORTER_OTLP_ENDPOINT)")
     return 0 if report.judge_errors == 0 or report.judged else 1
 
 
@@ -80,14 +85,21 @@ def _exit_on_sigterm() -> None:
 
 def _telemetry(config: Any) -> str | None:
     """Where the judge's own spans go: OTEL_EXPORTER_OTLP_ENDPOINT, else the config's
-    OTLP/HTTP receiver, else the default collector URL."""
-    env = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
-    if env:
-        return env
-    otlp = config.receivers.otlp
-    if otlp and otlp.protocols.http and not otlp.protocols.http.endpoint.endswith(":0"):
-        return f"http://{otlp.protocols.http.endpoint}"
-    return DEFAULT_URL
+    OTLP/HTTP receiver, else the default collector URL — when something listens there
+    (else they are not traced, and the report says so: an exporter retrying a closed port
+    would fill stderr and hold the exit for seconds)."""
+    url = os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+    if not url:
+        url = DEFAULT_URL
+        otlp = config.receivers.otlp
+        if otlp and otlp.protocols.http and not otlp.protocols.http.endpoint.endswith(":0"):
+            url = f"http://{otlp.protocols.http.endpoint}"
+    parts = urlsplit(url)
+    try:
+        socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 4318), timeout=1).close()
+    except OSError:
+        return None
+    return url
 
 
 def _progress() -> tuple[Any, Any]:

@@ -28,6 +28,7 @@ class JudgeStub:
         self.mode, self.delay_s, self.score = mode, delay_s, score
         self.requests: list[dict[str, Any]] = []  # every chat completion's body
         self._lock = threading.Lock()
+        self._stopped = False
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -81,7 +82,13 @@ class JudgeStub:
         self._thread.start()
         return self
 
+    def stop(self) -> None:
+        """Go away, as a server that crashed does: later connections are refused."""
+        if not self._stopped:
+            self._stopped = True
+            self._server.shutdown()
+            self._server.server_close()
+
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self.stop()

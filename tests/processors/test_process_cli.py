@@ -186,6 +186,24 @@ def test_a_pass_killed_half_way_keeps_what_it_wrote_and_the_next_repeats_nothing
 
 
 @pytest.mark.slow
+def test_an_endpoint_that_dies_mid_pass_keeps_what_was_written(tmp_path, collector):
+    url = f"http://127.0.0.1:{collector.http_port}"
+    send_runs(url, [Run("calc", f"What is {i} * 2?", f"{2 * i}") for i in range(30)])
+    lake = Path(collector.config.exporters.parquet.path)
+    wait_for(lambda: rows(lake, "SELECT count(*) FROM agent_runs")[0][0] == 30, what="runs in the lake")
+    with JudgeStub(delay_s=0.05) as stub:
+        cfg = config(tmp_path, lake, endpoint=stub.base_url, model="stub-judge", concurrency=1)
+        proc = subprocess.Popen([sys.executable, "-m", "otelbench", "process", "--config", str(cfg)], cwd=ROOT,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_for(lambda: _judged(lake) > 0, timeout_s=60, what="a first chunk committed")
+        stub.stop()
+        _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1 and err.count("\n") == 1 and "written; the next pass goes on" in err, err
+    kept = rows(lake, "SELECT count(*), count(score) FROM evals")[0]
+    assert 0 < kept[0] < 30 and kept[0] == kept[1]  # whole chunks of real scores, no half-written errors
+
+
+@pytest.mark.slow
 def test_two_passes_at_once_on_one_lake_do_not_double_anything(tmp_path, lake_with_runs):
     lake, ids, _ = lake_with_runs
     with JudgeStub(delay_s=0.2) as stub:
