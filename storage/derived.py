@@ -105,7 +105,7 @@ def conform(t: Table, data: pa.Table | pl.DataFrame, *, fill: Mapping[str, Any] 
                 if f.name in given and not tombstone_row:
                     col = data.column(f.name).cast(f.type)
                     same = pc.equal(col, value) if value.is_valid else pc.is_null(col)
-                    if not pc.all(pc.fill_null(same, False)).as_py():
+                    if data.num_rows and not pc.all(pc.fill_null(same, False)).as_py():  # all([]) is null
                         raise LakeError(f"table {t.name}: rows outside the result set {f.name} = {fill[f.name]!r}")
                 arrays.append(pa.array([value.as_py()] * n, f.type))
             elif tombstone_row:

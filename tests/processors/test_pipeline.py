@@ -37,3 +37,40 @@ def test_restricted_runs_go_only_to_a_local_judge():
     assert kept["trace_id"].to_list() == ["c"] and withheld == 2
     kept, withheld = pipeline.withhold_private(runs, privacy, local=True)
     assert kept.height == 3 and withheld == 0
+
+
+def test_only_runs_in_the_window_are_judged_and_clustered(tmp_path):
+    import datetime as dt
+    import json
+
+    import openai
+
+    from otelbench.testing.judge_stub import JudgeStub
+    from otelbench.testing.rows import DAY, agent, batch
+    from storage.duckdb import open_lake
+
+    def msg(role, text):
+        return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}])
+
+    lake = Lake(tmp_path)
+    lake.init()
+    week = 7 * 86_400
+    lake.write_batch("01", batch(spans=[
+        agent(1, 1, name="a", at=0, status_code="error", status_message="boom",
+              input_messages=msg("user", "old task"), output_messages=msg("assistant", "old answer")),
+        agent(2, 1, name="a", at=week + 3600, status_code="error", status_message="boom",
+              input_messages=msg("user", "new task"), output_messages=msg("assistant", "new answer")),
+    ]))
+    day = dt.datetime.fromisoformat(DAY) if isinstance(DAY, str) else DAY
+    if day.tzinfo is None:
+        day = day.replace(tzinfo=dt.timezone.utc)
+    now = day + dt.timedelta(seconds=week + 7200)
+    settings = Processors(window_hours=24 * 7, clusters=Clusters(describe=False))
+    with JudgeStub() as stub:
+        llm = pipeline.Llm(openai.OpenAI(base_url=stub.base_url, api_key="x", max_retries=0), "stub-judge", True)
+        report = pipeline.run(settings, Privacy(), tmp_path, llm=llm, now=lambda: now)
+        assert "old task" not in stub.prompts() and "new task" in stub.prompts()
+    assert report.judged + report.judge_errors == 1 and report.failures == 1
+    with open_lake(tmp_path) as gw:
+        assert gw.query("SELECT trace_id[-1:] FROM evals").rows == [("2",)]
+        assert gw.query("SELECT trace_id[-1:], cluster_id FROM cluster_members").rows == [("2", -1)]

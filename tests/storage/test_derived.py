@@ -159,6 +159,9 @@ def test_set_columns_given_in_the_data_must_match(lake: Lake) -> None:
         lake.replace("t_clusters", frame, {"agent": "a"})
     lake.replace("t_clusters", frame.with_columns(agent=pl.lit("a")), {"agent": "a"})
     assert [r[0] for r in clusters(lake)] == ["a", "a"]
+    # an empty frame that carries the set's column empties the set (all([]) is no mismatch)
+    lake.replace("t_clusters", frame.with_columns(agent=pl.lit("a")).clear(), {"agent": "a"})
+    assert clusters(lake) == []
 
 
 @pytest.mark.parametrize(
