@@ -30,12 +30,12 @@ def test_absent_processors_section_means_not_scheduled_and_nothing_private():
 
 def test_defaults_and_overrides():
     cfg = _with(processors={"interval_s": 60, "judge": {"endpoint": "http://10.0.0.5:8000/v1", "model": "qwen",
-                                                        "api_key_env": "JUDGE_KEY", "concurrency": 4},
+                                                        "api_key_env": "JUDGE_KEY", "concurrency": 6},
                             "clusters": {"score_below": 0.3, "min_cluster_size": 7}})
     p = cfg.processors
     assert p.interval_s == 60 and p.window_hours == 168
     assert p.judge.endpoint == "http://10.0.0.5:8000/v1" and p.judge.model == "qwen"
-    assert p.judge.concurrency == 4 and p.judge.max_attempts == 3 and p.judge.sample == 1.0
+    assert p.judge.concurrency == 6 and p.judge.max_attempts == 3 and p.judge.sample == 1.0
     assert p.clusters.score_below == 0.3 and p.clusters.min_cluster_size == 7 and p.clusters.embedder == "local"
 
 
