@@ -156,17 +156,27 @@ def _judged(lake: Path) -> int:
         return 0
 
 
+def _sums(collector, n: int) -> tuple[Path, list[str]]:
+    """``n`` runs of the calc agent sent through ``collector``, in its lake."""
+    ids = send_runs(f"http://127.0.0.1:{collector.http_port}",
+                    [Run("calc", f"What is {i} + {i}?", f"{2 * i}") for i in range(n)])
+    lake = Path(collector.config.exporters.parquet.path)
+    wait_for(lambda: rows(lake, "SELECT count(*) FROM agent_runs")[0][0] == n, what="runs in the lake")
+    return lake, ids
+
+
+def _in_background(cfg: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "otelbench", "process", "--config", str(cfg)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
 def test_a_pass_killed_half_way_keeps_what_it_wrote_and_the_next_repeats_nothing(tmp_path, collector, sig):
-    url = f"http://127.0.0.1:{collector.http_port}"
-    ids = send_runs(url, [Run("calc", f"What is {i} + {i}?", f"{2 * i}") for i in range(40)])
-    lake = Path(collector.config.exporters.parquet.path)
-    wait_for(lambda: rows(lake, "SELECT count(*) FROM agent_runs")[0][0] == 40, what="runs in the lake")
+    lake, ids = _sums(collector, 40)
     with JudgeStub(delay_s=0.05) as stub:
         cfg = config(tmp_path, lake, endpoint=stub.base_url, model="stub-judge", concurrency=1)
-        proc = subprocess.Popen([sys.executable, "-m", "otelbench", "process", "--config", str(cfg)], cwd=ROOT,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = _in_background(cfg)
         wait_for(lambda: _judged(lake) > 0, timeout_s=60, what="a first chunk committed")
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=30)
@@ -187,14 +197,10 @@ def test_a_pass_killed_half_way_keeps_what_it_wrote_and_the_next_repeats_nothing
 
 @pytest.mark.slow
 def test_an_endpoint_that_dies_mid_pass_keeps_what_was_written(tmp_path, collector):
-    url = f"http://127.0.0.1:{collector.http_port}"
-    send_runs(url, [Run("calc", f"What is {i} * 2?", f"{2 * i}") for i in range(30)])
-    lake = Path(collector.config.exporters.parquet.path)
-    wait_for(lambda: rows(lake, "SELECT count(*) FROM agent_runs")[0][0] == 30, what="runs in the lake")
+    lake, _ = _sums(collector, 30)
     with JudgeStub(delay_s=0.05) as stub:
         cfg = config(tmp_path, lake, endpoint=stub.base_url, model="stub-judge", concurrency=1)
-        proc = subprocess.Popen([sys.executable, "-m", "otelbench", "process", "--config", str(cfg)], cwd=ROOT,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = _in_background(cfg)
         wait_for(lambda: _judged(lake) > 0, timeout_s=60, what="a first chunk committed")
         stub.stop()
         _, err = proc.communicate(timeout=120)
@@ -208,8 +214,7 @@ def test_two_passes_at_once_on_one_lake_do_not_double_anything(tmp_path, lake_wi
     lake, ids, _ = lake_with_runs
     with JudgeStub(delay_s=0.2) as stub:
         cfg = config(tmp_path, lake, endpoint=stub.base_url, model="stub-judge", concurrency=1)
-        first = subprocess.Popen([sys.executable, "-m", "otelbench", "process", "--config", str(cfg)], cwd=ROOT,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        first = _in_background(cfg)
         wait_for(lambda: len(stub.requests) > 0, timeout_s=60, what="the first pass judging")
         second = otelbench("--config", str(cfg))
         out, err = first.communicate(timeout=120)
