@@ -21,6 +21,7 @@ COMMANDS = (
     "otelbench.commands.demo",
     "otelbench.commands.bench",
     "otelbench.commands.model",
+    "otelbench.commands.web",
 )
 
 

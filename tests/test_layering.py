@@ -106,6 +106,13 @@ def test_processors_import_neither_the_collector_nor_the_cli() -> None:
     assert not bad, "\n".join(bad)
 
 
+def test_the_web_reads_through_storage_only() -> None:
+    """Pages, JSON and (later) MCP answer from one query layer in storage/; the web takes
+    only the privacy settings from the processors' config."""
+    assert not _violations("web", ("collector", "exporters", "normalize", "bench_runner", "processors", "otelbench"),
+                           allowed=("processors.config",))
+
+
 def test_no_cycle_among_top_level_packages() -> None:
     graph: dict[str, dict[str, str]] = defaultdict(dict)  # package → {package it imports: one place}
     for src, dst, where in EDGES:

@@ -1,0 +1,48 @@
+"""What the web UI reads (web/): one parameterised statement per figure, over the views.
+
+Privacy is applied here, in the statements, so no route can forget it: every query takes
+``$private_agents`` and ``$private_owners`` (lists; a run of either appears nowhere).
+Rollups for large lakes are not built yet: these read the views (docs/web.md).
+"""
+
+from __future__ import annotations
+
+_VISIBLE = """agent IS NOT NULL AND NOT list_contains($private_agents, agent)
+      AND NOT list_contains($private_owners, coalesce(owner, ''))"""
+
+_FIGURES = """count(*) AS runs,
+       avg(CASE WHEN status = 'error' THEN 0.0 ELSE 1.0 END) AS success_rate,
+       avg(eval_score) AS score,
+       count(eval_score) AS judged,
+       sum(cost_usd) / count(*) AS cost_per_run,
+       count(cost_usd) AS costed,
+       quantile_cont(duration_ms, 0.5) AS p50_ms,
+       quantile_cont(duration_ms, 0.95) AS p95_ms,
+       max(start_time) AS last_run"""
+
+# One row per visible agent with runs since $since.
+LEADERBOARD = f"""SELECT agent, {_FIGURES}
+FROM agent_runs
+WHERE start_time >= $since AND {_VISIBLE}
+GROUP BY agent"""
+
+# One agent's figures over all its runs (no row: unknown or private).
+AGENT = f"""SELECT agent, {_FIGURES}
+FROM agent_runs
+WHERE agent = $agent AND {_VISIBLE}
+GROUP BY agent"""
+
+# Its latest runs, newest first.
+RECENT_RUNS = f"""SELECT trace_id, status, start_time, duration_ms, cost_usd, eval_score, input, output, owner
+FROM agent_runs
+WHERE agent = $agent AND {_VISIBLE}
+ORDER BY start_time DESC, trace_id
+LIMIT $limit"""
+
+# Its failure clusters, biggest first.
+CLUSTERS = """SELECT cluster_id, size, share, first_seen, last_seen, description, top_terms, example_trace_ids
+FROM failure_clusters
+WHERE agent = $agent AND NOT list_contains($private_agents, agent)
+ORDER BY size DESC, cluster_id"""
+
+__all__ = ["LEADERBOARD", "AGENT", "RECENT_RUNS", "CLUSTERS"]

@@ -1,0 +1,135 @@
+"""The web UI's first routes against a lake written by the real collector from real OTel
+SDK spans: figures as SQL computes them, 404/400, badges, privacy, hostile span content."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from otelbench.testing.agent_runs import Run, send_runs
+from otelbench.testing.wait import wait_for
+from processors.config import Privacy
+from storage.duckdb import open_lake
+from web.app import create_app
+
+HOSTILE_NAME = "<script>alert(1)</script>"
+HOSTILE_OUTPUT = '"><img src=x onerror=alert(2)>'
+SECRET = "TOP-SECRET-PAYROLL-FIGURES"
+HIDDEN_INPUT = "the-hidden-input-text"
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory) -> Path:
+    from collector.runtime import Collector
+    from otelbench.testing.collector import collector_config
+
+    tmp = tmp_path_factory.mktemp("web")
+    collector = Collector(collector_config(tmp)).start()
+    try:
+        runs = [Run("calc", f"What is {i} + 1?", f"{i + 1}") for i in range(6)]
+        runs += [Run("calc", "Divide by zero", None, error="ZeroDivisionError: division by zero")]
+        runs += [Run("payroll", SECRET, SECRET)] * 3
+        runs += [Run("quiet", HIDDEN_INPUT, "a hidden answer")] * 2
+        runs += [Run(HOSTILE_NAME, "hi", HOSTILE_OUTPUT)]
+        send_runs(f"http://127.0.0.1:{collector.http_port}", runs)
+        lake = Path(collector.config.exporters.parquet.path)
+        wait_for(lambda: _sql(lake, "SELECT count(*) FROM agent_runs")[0][0] == len(runs), what="runs in the lake")
+    finally:
+        collector.stop()
+    return lake
+
+
+def _sql(lake: Path, sql: str) -> list[tuple]:
+    with open_lake(lake) as gw:
+        return gw.query(sql, max_rows=None).rows
+
+
+@pytest.fixture(scope="module")
+def client(lake: Path) -> TestClient:
+    return TestClient(create_app(lake, Privacy(private_agents=("payroll",), hide_io_agents=("quiet",))))
+
+
+def test_the_leaderboard_shows_what_sql_computes(client: TestClient, lake: Path) -> None:
+    board = client.get("/api/leaderboard?window=all").json()
+    by_agent = {a["agent"]: a for a in board["agents"] + board["unranked"]}
+    runs, ok = _sql(lake, "SELECT count(*), count(*) FILTER (WHERE status <> 'error') FROM agent_runs "
+                          "WHERE agent = 'calc'")[0]
+    assert by_agent["calc"]["runs"] == runs == 7
+    assert by_agent["calc"]["success_rate"] == pytest.approx(ok / runs)
+    page = client.get("/leaderboard?window=all")
+    assert page.status_code == 200 and ">calc</a>" in page.text and ">86%<" in page.text
+
+
+def test_rates_rank_only_agents_with_enough_runs(client: TestClient) -> None:
+    board = client.get("/api/leaderboard?window=all&sort=success").json()
+    assert [a["agent"] for a in board["agents"]] == ["calc"]
+    assert {a["agent"] for a in board["unranked"]} == {"quiet", HOSTILE_NAME}
+
+
+def test_an_agent_profile_and_its_twin(client: TestClient) -> None:
+    data = client.get("/api/agents/calc").json()
+    assert data["agent"]["runs"] == 7 and len(data["recent_runs"]) == 7
+    assert {r["status"] for r in data["recent_runs"]} == {"ok", "error"}
+    page = client.get("/agents/calc")
+    assert page.status_code == 200 and "<h1>calc</h1>" in page.text and "86%" in page.text
+    assert client.get("/api/agents/calc/insights").json() == {"agent": "calc", "clusters": []}
+
+
+def test_unknown_things_and_bad_parameters_say_what(client: TestClient) -> None:
+    page = client.get("/agents/nobody")
+    assert page.status_code == 404 and "no agent named &#39;nobody&#39;" in page.text
+    assert client.get("/api/agents/nobody").json() == {"error": "no agent named 'nobody'"}
+    bad = client.get("/api/leaderboard?sort=vibes")
+    assert bad.status_code == 400 and "sort must be one of" in bad.json()["error"]
+    assert client.post("/leaderboard").status_code == 405
+
+
+def test_badges(client: TestClient) -> None:
+    svg = client.get("/badge/calc.svg?metric=success")
+    assert svg.status_code == 200 and svg.headers["content-type"].startswith("image/svg+xml")
+    assert svg.headers["cache-control"] == "max-age=60" and ">86%<" in svg.text
+    assert client.get("/badge/calc.svg", headers={"If-None-Match": svg.headers["etag"]}).status_code == 304
+    runs = client.get("/badge/calc.svg?metric=runs").text
+    assert ">runs<" in runs and ">7<" in runs
+    missing = client.get("/badge/nobody.svg")
+    assert missing.status_code == 200 and ">not found<" in missing.text
+    assert client.get("/badge/calc.svg?metric=vibes").status_code == 400
+
+
+def test_security_headers(client: TestClient) -> None:
+    headers = client.get("/leaderboard").headers
+    assert "frame-ancestors 'none'" in headers["content-security-policy"]
+    assert "script-src" not in headers["content-security-policy"]  # default-src 'none': no script at all
+    assert headers["x-content-type-options"] == "nosniff"
+
+
+ROUTES = ["/", "/leaderboard?window=all", "/api/leaderboard?window=all", "/agents/quiet", "/api/agents/quiet",
+          "/badge/quiet.svg?metric=runs", "/agents/calc", "/api/agents/calc"]
+NAMED = ["/agents/{}", "/api/agents/{}", "/api/agents/{}/insights", "/badge/{}.svg", "/badge/{}.svg?metric=runs"]
+
+
+def test_a_private_agent_appears_nowhere_and_hidden_io_is_never_shown(client: TestClient) -> None:
+    for route in ROUTES:
+        body = client.get(route).text
+        assert "payroll" not in body and SECRET not in body, route
+        assert HIDDEN_INPUT not in body and "a hidden answer" not in body, route
+    for route in NAMED:  # asked by name: the very answer an unknown name gets
+        private, unknown = client.get(route.format("payroll")), client.get(route.format("nobody12"))
+        assert private.status_code == unknown.status_code, route
+        assert private.text.replace("payroll", "nobody12") == unknown.text, route
+        assert SECRET not in private.text
+    assert client.get("/agents/payroll").status_code == 404
+    assert client.get("/api/agents/quiet").json()["agent"]["runs"] == 2
+
+
+def test_hostile_span_content_is_inert_text(client: TestClient) -> None:
+    from urllib.parse import quote
+
+    for route in ["/", "/leaderboard?window=all", f"/agents/{quote(HOSTILE_NAME, safe='')}",
+                  f"/badge/{quote(HOSTILE_NAME, safe='')}.svg?metric=runs"]:
+        body = client.get(route).text
+        assert "<script>alert(1)" not in body and "<img src=x" not in body, route
+    page = client.get(f"/agents/{quote(HOSTILE_NAME, safe='')}").text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "&lt;img src=x onerror=alert(2)&gt;" in page

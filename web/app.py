@@ -1,0 +1,226 @@
+"""The read-only web UI: one route table, jinja2 pages (autoescape on) and a JSON twin for
+every page (``/api/...``), all answering from ``storage/queries/web.py`` through the lake's
+read gateway. Only GET and HEAD; nothing a visitor sends changes data.
+
+Built so far (docs/web.md): ``/``, ``/leaderboard``, ``/agents/{name}``, their JSON twins,
+``/api/agents/{name}/insights``, ``/badge/{agent}.svg``, ``/healthz``. Private agents
+(``privacy:``) are 404 everywhere, like unknown ones; ``hide_io`` agents show figures
+but no input or output.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.datastructures import MutableHeaders
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from processors.config import Privacy
+from web.badge import badge
+
+TEMPLATES = Path(__file__).parent / "templates"
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+                               "frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+}
+BADGE_METRICS = ("success", "runs", "score", "cost", "latency")
+WINDOWS = {"24h": 24, "7d": 24 * 7, "30d": 24 * 30, "all": None}
+SORTS = {"runs": "runs", "success": "success_rate", "score": "score", "cost": "cost_per_run", "latency": "p50_ms"}
+MIN_RUNS_RANKED = 5  # agents with fewer runs are listed, not ranked by a rate
+
+
+class BadRequest(ValueError):
+    """A query parameter that cannot be used; the message names it."""
+
+
+class NotFound(LookupError):
+    """No such agent (or a private one): the message says what was not found."""
+
+
+def create_app(lake_root: str | Path, privacy: Privacy | None = None) -> Starlette:
+    from storage.duckdb import open_lake
+
+    privacy = privacy or Privacy()
+    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(default=True))
+    state: dict[str, Any] = {}
+
+    def gateway() -> Any:
+        if "gw" not in state:
+            state["gw"] = open_lake(lake_root).__enter__()
+        return state["gw"]
+
+    def params(**more: Any) -> dict[str, Any]:
+        return {"private_agents": list(privacy.private_agents), "private_owners": list(privacy.private_owners), **more}
+
+    def rows(sql: str, **more: Any) -> list[dict[str, Any]]:
+        given = {k: v for k, v in params(**more).items() if f"${k}" in sql}
+        result = gateway().query(sql, given, max_rows=None)
+        return [dict(zip(result.columns, r)) for r in result.rows]
+
+
+    # -- the data behind each page (its JSON twin is this, as JSON) ------------------------
+
+    def leaderboard_data(request: Request) -> dict[str, Any]:
+        from storage.queries import web as q
+
+        window = request.query_params.get("window", "7d")
+        sort = request.query_params.get("sort", "runs")
+        if window not in WINDOWS:
+            raise BadRequest(f"window must be one of {', '.join(WINDOWS)}, got {window!r}")
+        if sort not in SORTS:
+            raise BadRequest(f"sort must be one of {', '.join(SORTS)}, got {sort!r}")
+        hours = WINDOWS[window]
+        since = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=hours) if hours
+                 else dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc))
+        agents = rows(q.LEADERBOARD, since=since)
+        key = SORTS[sort]
+        ranked = [a for a in agents if sort == "runs" or (a["runs"] >= MIN_RUNS_RANKED and a[key] is not None)]
+        ranked.sort(key=lambda a: (a[key] if sort not in ("cost", "latency") else -a[key], a["agent"]), reverse=True)
+        unranked = sorted((a for a in agents if a not in ranked), key=lambda a: a["agent"])
+        return {"window": window, "sort": sort, "min_runs_ranked": MIN_RUNS_RANKED, "agents": ranked,
+                "unranked": unranked}
+
+    def agent_data(name: str) -> dict[str, Any]:
+        from storage.queries import web as q
+
+        found = rows(q.AGENT, agent=name)
+        if not found:
+            raise NotFound(f"no agent named {name!r}")
+        recent = rows(q.RECENT_RUNS, agent=name, limit=20)
+        for r in recent:
+            if name in privacy.hide_io_agents or r["owner"] in privacy.hide_io_owners:
+                r["input"] = r["output"] = None
+            del r["owner"]
+        clusters = rows(q.CLUSTERS, agent=name)
+        if name in privacy.hide_io_agents:  # descriptions and terms quote the failures
+            for c in clusters:
+                c["description"], c["top_terms"] = None, []
+        return {"agent": found[0], "recent_runs": recent, "clusters": clusters,
+                "io_hidden": name in privacy.hide_io_agents}
+
+    # -- rendering ------------------------------------------------------------------------
+
+    def page(template: str, status: int = 200, **context: Any) -> HTMLResponse:
+        return HTMLResponse(env.get_template(template).render(**context), status_code=status)
+
+    def errors(handler: Any, *, json: bool) -> Any:
+        async def endpoint(request: Request) -> Response:
+            try:
+                return handler(request)
+            except BadRequest as exc:
+                status, message = 400, str(exc)
+            except NotFound as exc:
+                status, message = 404, str(exc)
+            if json:
+                return JSONResponse({"error": message}, status_code=status)
+            return page("error.html", status=status, status_code=status, message=message)
+        return endpoint
+
+    def home(request: Request) -> Response:
+        return page("home.html", board=leaderboard_data(request))
+
+    def leaderboard(request: Request) -> Response:
+        return page("leaderboard.html", board=leaderboard_data(request), sorts=SORTS, windows=WINDOWS)
+
+    def agent(request: Request) -> Response:
+        return page("agent.html", data=agent_data(request.path_params["name"]), metrics=BADGE_METRICS)
+
+    def api_leaderboard(request: Request) -> Response:
+        return JSONResponse(_jsonable(leaderboard_data(request)))
+
+    def api_agent(request: Request) -> Response:
+        return JSONResponse(_jsonable(agent_data(request.path_params["name"])))
+
+    def api_insights(request: Request) -> Response:
+        data = agent_data(request.path_params["name"])
+        return JSONResponse(_jsonable({"agent": data["agent"]["agent"], "clusters": data["clusters"]}))
+
+    def badge_svg(request: Request) -> Response:
+        metric = request.query_params.get("metric", "success")
+        if metric not in BADGE_METRICS:
+            raise BadRequest(f"metric must be one of {', '.join(BADGE_METRICS)}, got {metric!r}")
+        name = request.path_params["name"]
+        try:
+            label, value, color = _badge_value(agent_data(name)["agent"], metric)
+        except NotFound:
+            label, value, color = "agent", "not found", "none"  # never echo a private name
+        svg = badge(label, value, color)
+        etag = '"' + hashlib.sha256(svg.encode()).hexdigest()[:16] + '"'
+        if request.headers.get("if-none-match") == etag:
+            return Response(status_code=304, headers={"ETag": etag, "Cache-Control": "max-age=60"})
+        return Response(svg, media_type="image/svg+xml", headers={"ETag": etag, "Cache-Control": "max-age=60"})
+
+    def healthz(request: Request) -> Response:
+        return JSONResponse({"ok": True})
+
+    routes = [
+        Route("/", errors(home, json=False), methods=["GET", "HEAD"]),
+        Route("/leaderboard", errors(leaderboard, json=False), methods=["GET", "HEAD"]),
+        Route("/agents/{name:path}", errors(agent, json=False), methods=["GET", "HEAD"]),
+        Route("/api/leaderboard", errors(api_leaderboard, json=True), methods=["GET", "HEAD"]),
+        Route("/api/agents/{name:path}/insights", errors(api_insights, json=True), methods=["GET", "HEAD"]),
+        Route("/api/agents/{name:path}", errors(api_agent, json=True), methods=["GET", "HEAD"]),
+        Route("/badge/{name:path}.svg", errors(badge_svg, json=True), methods=["GET", "HEAD"]),
+        Route("/healthz", healthz, methods=["GET", "HEAD"]),
+    ]
+    return Starlette(routes=routes, middleware=[Middleware(SecurityHeaders)])
+
+
+class SecurityHeaders:
+    """Every response gets SECURITY_HEADERS (a route may set its own first)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for key, value in SECURITY_HEADERS.items():
+                    headers.setdefault(key, value)
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def _badge_value(figures: dict[str, Any], metric: str) -> tuple[str, str, str]:
+    if metric == "runs":
+        return "runs", f"{figures['runs']:,}", "info"
+    if metric == "success":
+        rate = figures["success_rate"]
+        return "success", f"{rate:.0%}", "good" if rate >= 0.9 else "ok" if rate >= 0.7 else "bad"
+    if metric == "score":
+        score = figures["score"]
+        if score is None:
+            return "judge score", "not judged", "none"
+        return "judge score", f"{score:.2f}", "good" if score >= 0.75 else "ok" if score >= 0.5 else "bad"
+    if metric == "cost":
+        cost = figures["cost_per_run"]
+        return "cost/run", "unknown" if cost is None else f"${cost:.4f}", "info"
+    p50 = figures["p50_ms"]
+    return "latency p50", "unknown" if p50 is None else f"{p50 / 1000:.1f}s", "info"
+
+
+def _jsonable(value: Any) -> Any:
+    from storage.values import json_value
+
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    return json_value(value)
