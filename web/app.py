@@ -2,7 +2,7 @@
 every page (``/api/...``), all answering from ``storage/queries/web.py`` through the lake's
 read gateway. Only GET and HEAD; nothing a visitor sends changes data.
 
-Built so far (docs/web.md): ``/``, ``/leaderboard``, ``/agents/{name}``, their JSON twins,
+Built so far (docs/web.md): ``/``, ``/leaderboard``, ``/agents/{name}``, ``/runs/{trace_id}``, their JSON twins,
 ``/api/agents/{name}/insights``, ``/badge/{agent}.svg``, ``/healthz``. Private agents
 (``privacy:``) are 404 everywhere, like unknown ones; ``hide_io`` agents show figures
 but no input or output.
@@ -109,6 +109,29 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None) -> Starlet
         return {"agent": found[0], "recent_runs": recent, "clusters": clusters,
                 "io_hidden": name in privacy.hide_io_agents}
 
+    def run_data(trace_id: str) -> dict[str, Any]:
+        from storage.queries import web as q
+
+        found = rows(q.RUN, trace_id=trace_id)
+        if not found:
+            raise NotFound(f"no agent run with trace id {trace_id!r}")
+        run = found[0]
+        hidden = run["agent"] in privacy.hide_io_agents or run.pop("owner") in privacy.hide_io_owners
+        spans = rows(q.RUN_SPANS, trace_id=trace_id)
+        evals = rows(q.RUN_EVAL, trace_id=trace_id)
+        if hidden:
+            run["input"] = run["output"] = None
+            for s in spans:
+                s["input_messages"] = s["output_messages"] = s["attributes"] = None
+            for e in evals:  # the reasoning quotes the run
+                e["reasoning"] = None
+        start = min((s["start_time"] for s in spans), default=None)
+        total = max((s["duration_ms"] or 0) + (s["start_time"] - start).total_seconds() * 1000 for s in spans) if spans else 0
+        for s in spans:
+            s["offset_ms"] = (s["start_time"] - start).total_seconds() * 1000
+        return {"run": run, "spans": spans, "total_ms": total or 1.0, "eval": evals[0] if evals else None,
+                "cluster": (rows(q.RUN_CLUSTER, trace_id=trace_id) or [None])[0], "io_hidden": hidden}
+
     # -- rendering ------------------------------------------------------------------------
 
     def page(template: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -135,6 +158,12 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None) -> Starlet
 
     def agent(request: Request) -> Response:
         return page("agent.html", data=agent_data(request.path_params["name"]), metrics=BADGE_METRICS)
+
+    def run_page(request: Request) -> Response:
+        return page("run.html", data=run_data(request.path_params["trace_id"]))
+
+    def api_run(request: Request) -> Response:
+        return JSONResponse(_jsonable(run_data(request.path_params["trace_id"])))
 
     def api_leaderboard(request: Request) -> Response:
         return JSONResponse(_jsonable(leaderboard_data(request)))
@@ -168,6 +197,8 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None) -> Starlet
         Route("/", errors(home, json=False), methods=["GET", "HEAD"]),
         Route("/leaderboard", errors(leaderboard, json=False), methods=["GET", "HEAD"]),
         Route("/agents/{name:path}", errors(agent, json=False), methods=["GET", "HEAD"]),
+        Route("/runs/{trace_id}", errors(run_page, json=False), methods=["GET", "HEAD"]),
+        Route("/api/runs/{trace_id}", errors(api_run, json=True), methods=["GET", "HEAD"]),
         Route("/api/leaderboard", errors(api_leaderboard, json=True), methods=["GET", "HEAD"]),
         Route("/api/agents/{name:path}/insights", errors(api_insights, json=True), methods=["GET", "HEAD"]),
         Route("/api/agents/{name:path}", errors(api_agent, json=True), methods=["GET", "HEAD"]),

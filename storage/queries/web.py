@@ -45,4 +45,24 @@ FROM failure_clusters
 WHERE agent = $agent AND NOT list_contains($private_agents, agent)
 ORDER BY size DESC, cluster_id"""
 
-__all__ = ["LEADERBOARD", "AGENT", "RECENT_RUNS", "CLUSTERS"]
+# One run: its agent and figures (no row: a private run, or not an agent run) ...
+RUN = f"""SELECT trace_id, agent, status, start_time, duration_ms, cost_usd, eval_score, input, output, owner
+FROM agent_runs
+WHERE trace_id = $trace_id AND {_VISIBLE}"""
+
+# ... its spans in start order (the waterfall) ...
+RUN_SPANS = """SELECT span_id, parent_span_id, name, span_type, service_name, start_time, duration_ms, status_code,
+       status_message, coalesce(resolved_agent, agent_name) AS agent, request_model, tool_name, input_tokens,
+       output_tokens, cost_usd, input_messages, output_messages, attributes
+FROM spans
+WHERE trace_id = $trace_id
+ORDER BY start_time, span_id"""
+
+# ... its latest score with the reasoning, and its failure cluster.
+RUN_EVAL = """SELECT score, reasoning, judge_model, judge_version, method, error, judged_at
+FROM evals WHERE trace_id = $trace_id ORDER BY judged_at DESC LIMIT 1"""
+RUN_CLUSTER = """SELECT m.cluster_id, c.description
+FROM cluster_members AS m LEFT JOIN failure_clusters AS c ON c.agent = m.agent AND c.cluster_id = m.cluster_id
+WHERE m.trace_id = $trace_id AND m.cluster_id >= 0"""
+
+__all__ = ["LEADERBOARD", "AGENT", "RECENT_RUNS", "CLUSTERS", "RUN", "RUN_SPANS", "RUN_EVAL", "RUN_CLUSTER"]

@@ -133,3 +133,29 @@ def test_hostile_span_content_is_inert_text(client: TestClient) -> None:
         assert "<script>alert(1)" not in body and "<img src=x" not in body, route
     page = client.get(f"/agents/{quote(HOSTILE_NAME, safe='')}").text
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "&lt;img src=x onerror=alert(2)&gt;" in page
+
+
+def _trace_of(lake: Path, agent: str) -> str:
+    return _sql(lake, f"SELECT trace_id FROM agent_runs WHERE agent = '{agent}' ORDER BY start_time LIMIT 1")[0][0]
+
+
+def test_a_run_page_shows_its_spans_as_sql_has_them(client: TestClient, lake: Path) -> None:
+    trace = _trace_of(lake, "calc")
+    data = client.get(f"/api/runs/{trace}").json()
+    spans = _sql(lake, f"SELECT name FROM spans WHERE trace_id = '{trace}' ORDER BY start_time, span_id")
+    assert [s["name"] for s in data["spans"]] == [n for (n,) in spans] and data["run"]["agent"] == "calc"
+    page = client.get(f"/runs/{trace}")
+    assert page.status_code == 200 and "invoke_agent calc" in page.text and "What is 0 + 1?" in page.text
+    assert f'href="/runs/{trace}"' in client.get("/agents/calc").text
+
+
+def test_private_and_hidden_runs(client: TestClient, lake: Path) -> None:
+    private, unknown = client.get(f"/runs/{_trace_of(lake, 'payroll')}"), client.get("/runs/" + "0" * 32)
+    assert private.status_code == unknown.status_code == 404
+    assert SECRET not in private.text and "payroll" not in private.text
+    assert client.get(f"/api/runs/{_trace_of(lake, 'payroll')}").status_code == 404
+    for route in (f"/runs/{_trace_of(lake, 'quiet')}", f"/api/runs/{_trace_of(lake, 'quiet')}"):
+        body = client.get(route)
+        assert body.status_code == 200 and HIDDEN_INPUT not in body.text and "a hidden answer" not in body.text
+    hostile = client.get(f"/runs/{_trace_of(lake, HOSTILE_NAME)}").text
+    assert "<img src=x" not in hostile and "<script>alert(1)" not in hostile
