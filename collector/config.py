@@ -22,6 +22,7 @@ from pydantic import Field, ValidationError, model_validator
 from collector import DEFAULT_GRPC_ENDPOINT, DEFAULT_HTTP_ENDPOINT, DEFAULT_WAL_DIR
 from exporters.config import DebugExporter, OtlpExporter, ParquetExporter, Strict
 from processors.config import Privacy, Processors
+from web.config import Web
 
 DEFAULT_CONFIG_PATH = "otel-config.yaml"
 DEFAULT_MAX_REQUEST_MIB = 64  # the OTLP spec's recommended limit, after decompression
@@ -124,6 +125,7 @@ class Config(Strict):
     service: Service
     processors: Processors | None = None  # the judge and failure clustering (processors/config.py)
     privacy: Privacy = Privacy()
+    web: Web | None = None  # otelbench serve also serves the web UI (web/config.py)
 
     @model_validator(mode="after")
     def _pipelines_refer_to_configured_components(self) -> "Config":

@@ -108,9 +108,9 @@ def test_processors_import_neither_the_collector_nor_the_cli() -> None:
 
 def test_the_web_reads_through_storage_only() -> None:
     """Pages, JSON and (later) MCP answer from one query layer in storage/; the web takes
-    only the privacy settings from the processors' config."""
+    only the privacy settings from the processors' config (and the strict config base)."""
     assert not _violations("web", ("collector", "exporters", "normalize", "bench_runner", "processors", "otelbench"),
-                           allowed=("processors.config",))
+                           allowed=("processors.config", "exporters.config"))
 
 
 def test_no_cycle_among_top_level_packages() -> None:

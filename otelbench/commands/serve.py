@@ -9,6 +9,7 @@ import sys
 import threading
 
 from collector.config import DEFAULT_CONFIG_PATH, ConfigError, load_config
+from storage import DEFAULT_LAKE
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -45,8 +46,22 @@ def run(args: argparse.Namespace) -> int:
         telemetry = f"http://127.0.0.1:{collector.http_port}" if collector.http_port else None
         scheduler = Scheduler(config, telemetry).start()
         print(f"otelbench: judging and clustering every {config.processors.interval_s:g}s", flush=True)
+    web = None
+    if config.web is not None:
+        import os
+
+        from collector.child import Child
+
+        lake = config.exporters.parquet.path if config.exporters.parquet else DEFAULT_LAKE
+        web = Child("otelbench.commands.web:child_main", (str(lake), config.privacy, config.web.endpoint, os.getpid()),
+                    name="otelbench-web")
+        web.start()
+        print(f"otelbench: web UI on http://{config.web.endpoint}", flush=True)
     stop.wait()
     print("otelbench: stopping (flushing everything acknowledged)", flush=True)
+    if web is not None:
+        web.terminate()
+        web.join(10)
     if scheduler is not None:
         scheduler.stop()
     collector.stop()

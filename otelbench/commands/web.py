@@ -7,8 +7,7 @@ import sys
 from pathlib import Path
 
 from storage import DEFAULT_LAKE
-
-DEFAULT_WEB_ENDPOINT = "127.0.0.1:8000"
+from web.config import DEFAULT_WEB_ENDPOINT
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -41,3 +40,19 @@ def run(args: argparse.Namespace) -> int:
     print(f"otelbench: web UI on http://{host}:{port}", flush=True)
     uvicorn.run(app, host=host, port=int(port), log_level="warning")
     return 0
+
+
+def child_main(lake: str, privacy: object, endpoint: str, parent_pid: int) -> None:
+    """The web UI inside ``otelbench serve``, in a process of its own (collector.child): its
+    DuckDB and templates stay out of the receiver, and it dies with serve."""
+    import signal
+
+    import uvicorn
+
+    from collector.flusher import _die_with_parent
+    from web.app import create_app
+
+    _die_with_parent(parent_pid)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # serve decides when we stop (SIGTERM)
+    host, _, port = endpoint.rpartition(":")
+    uvicorn.run(create_app(lake, privacy), host=host, port=int(port), log_level="warning")  # type: ignore[arg-type]
