@@ -2,7 +2,8 @@
 every page (``/api/...``), all answering from ``storage/queries/web.py`` through the lake's
 read gateway. Only GET and HEAD; nothing a visitor sends changes data.
 
-Built so far (docs/web.md): ``/``, ``/leaderboard``, ``/agents/{name}``, ``/runs/{trace_id}``, their JSON twins,
+Built so far (docs/web.md): ``/``, ``/leaderboard``, ``/agents/{name}``, ``/runs/{trace_id}``,
+``/vs/{a}/{b}``, their JSON twins, ``/embed/{agent}``,
 ``/api/agents/{name}/insights``, ``/badge/{agent}.svg``, ``/healthz``. Private agents
 (``privacy:``) are 404 everywhere, like unknown ones; ``hide_io`` agents show figures
 but no input or output.
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +41,11 @@ BADGE_METRICS = ("success", "runs", "score", "cost", "latency")
 WINDOWS = {"24h": 24, "7d": 24 * 7, "30d": 24 * 30, "all": None}
 SORTS = {"runs": "runs", "success": "success_rate", "score": "score", "cost": "cost_per_run", "latency": "p50_ms"}
 MIN_RUNS_RANKED = 5  # agents with fewer runs are listed, not ranked by a rate
+EMBED_SIZES = ("sm", "md", "lg")
+# the lines of /vs/{a}/{b}: (figure, label, which way is better)
+COMPARE_LINES = (("runs", "runs", "higher"), ("success_rate", "success rate", "higher"),
+                 ("score", "mean judge score", "higher"), ("cost_per_run", "cost per run (USD)", "lower"),
+                 ("p50_ms", "latency p50 (ms)", "lower"), ("p95_ms", "latency p95 (ms)", "lower"))
 
 
 class BadRequest(ValueError):
@@ -137,18 +145,29 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None) -> Starlet
     def page(template: str, status: int = 200, **context: Any) -> HTMLResponse:
         return HTMLResponse(env.get_template(template).render(**context), status_code=status)
 
+    metrics = RouteMetrics()
+
     def errors(handler: Any, *, json: bool) -> Any:
         async def endpoint(request: Request) -> Response:
+            started = time.perf_counter()
             try:
-                return handler(request)
+                response = handler(request)
             except BadRequest as exc:
-                status, message = 400, str(exc)
+                response = _error(400, str(exc), json)
             except NotFound as exc:
-                status, message = 404, str(exc)
+                response = _error(404, str(exc), json)
+            metrics.observe(handler.__name__, response.status_code, time.perf_counter() - started)
+            return response
+
+        def _error(status: int, message: str, json: bool) -> Response:
             if json:
                 return JSONResponse({"error": message}, status_code=status)
             return page("error.html", status=status, status_code=status, message=message)
+
         return endpoint
+
+    def metrics_text(request: Request) -> Response:
+        return Response(metrics.text(), media_type="text/plain; version=0.0.4")
 
     def home(request: Request) -> Response:
         return page("home.html", board=leaderboard_data(request))
@@ -164,6 +183,37 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None) -> Starlet
 
     def api_run(request: Request) -> Response:
         return JSONResponse(_jsonable(run_data(request.path_params["trace_id"])))
+
+    def embed(request: Request) -> Response:
+        size = request.query_params.get("size", "md")
+        theme = request.query_params.get("theme", "light")
+        if size not in EMBED_SIZES:
+            raise BadRequest(f"size must be one of {', '.join(EMBED_SIZES)}, got {size!r}")
+        if theme not in ("light", "dark"):
+            raise BadRequest(f"theme must be light or dark, got {theme!r}")
+        response = page("embed.html", data=agent_data(request.path_params["name"]), size=size, theme=theme)
+        # the one route other sites may frame
+        response.headers["Content-Security-Policy"] = SECURITY_HEADERS["Content-Security-Policy"].replace(
+            "frame-ancestors 'none'", "frame-ancestors *")
+        return response
+
+    def compare_data(request: Request) -> dict[str, Any]:
+        a, b = agent_data(request.path_params["a"]), agent_data(request.path_params["b"])
+        lines = []
+        for key, label, better in COMPARE_LINES:
+            va, vb = a["agent"][key], b["agent"][key]
+            winner = None
+            if va is not None and vb is not None and va != vb:
+                winner = "a" if (va > vb) == (better == "higher") else "b"
+            lines.append({"figure": key, "label": label, "a": va, "b": vb, "better": better, "winner": winner})
+        return {"a": a["agent"], "b": b["agent"], "lines": lines,
+                "clusters": {"a": a["clusters"], "b": b["clusters"]}}
+
+    def compare(request: Request) -> Response:
+        return page("compare.html", data=compare_data(request))
+
+    def api_compare(request: Request) -> Response:
+        return JSONResponse(_jsonable(compare_data(request)))
 
     def api_leaderboard(request: Request) -> Response:
         return JSONResponse(_jsonable(leaderboard_data(request)))
@@ -199,17 +249,58 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None) -> Starlet
         Route("/agents/{name:path}", errors(agent, json=False), methods=["GET", "HEAD"]),
         Route("/runs/{trace_id}", errors(run_page, json=False), methods=["GET", "HEAD"]),
         Route("/api/runs/{trace_id}", errors(api_run, json=True), methods=["GET", "HEAD"]),
+        Route("/embed/{name:path}", errors(embed, json=False), methods=["GET", "HEAD"]),
+        Route("/vs/{a}/{b}", errors(compare, json=False), methods=["GET", "HEAD"]),
+        Route("/api/vs/{a}/{b}", errors(api_compare, json=True), methods=["GET", "HEAD"]),
         Route("/api/leaderboard", errors(api_leaderboard, json=True), methods=["GET", "HEAD"]),
         Route("/api/agents/{name:path}/insights", errors(api_insights, json=True), methods=["GET", "HEAD"]),
         Route("/api/agents/{name:path}", errors(api_agent, json=True), methods=["GET", "HEAD"]),
         Route("/badge/{name:path}.svg", errors(badge_svg, json=True), methods=["GET", "HEAD"]),
         Route("/healthz", healthz, methods=["GET", "HEAD"]),
+        Route("/metrics", metrics_text, methods=["GET", "HEAD"]),
     ]
     return Starlette(routes=routes, middleware=[Middleware(SecurityHeaders)])
 
 
+class RouteMetrics:
+    """Requests and their latency per route (the handler's name) and status, as
+    Prometheus text: counters, not per-request logs."""
+
+    BUCKETS = (0.005, 0.02, 0.05, 0.15, 0.5, 1.0, 5.0)
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.requests: dict[tuple[str, int], int] = {}
+        self.seconds: dict[str, list[float]] = {}  # route -> bucket counts + [sum, count]
+
+    def observe(self, route: str, status: int, seconds: float) -> None:
+        with self._lock:
+            self.requests[(route, status)] = self.requests.get((route, status), 0) + 1
+            h = self.seconds.setdefault(route, [0.0] * (len(self.BUCKETS) + 2))
+            for i, bound in enumerate(self.BUCKETS):
+                if seconds <= bound:
+                    h[i] += 1
+            h[-2] += seconds
+            h[-1] += 1
+
+    def text(self) -> str:
+        with self._lock:
+            out = ["# TYPE otelbench_web_requests_total counter"]
+            out += [f'otelbench_web_requests_total{{route="{r}",status="{s}"}} {n}'
+                    for (r, s), n in sorted(self.requests.items())]
+            out.append("# TYPE otelbench_web_request_seconds histogram")
+            for r, h in sorted(self.seconds.items()):
+                out += [f'otelbench_web_request_seconds_bucket{{route="{r}",le="{b}"}} {int(n)}'
+                        for b, n in zip(self.BUCKETS, h)]
+                out.append(f'otelbench_web_request_seconds_bucket{{route="{r}",le="+Inf"}} {int(h[-1])}')
+                out.append(f'otelbench_web_request_seconds_sum{{route="{r}"}} {h[-2]:.6f}')
+                out.append(f'otelbench_web_request_seconds_count{{route="{r}"}} {int(h[-1])}')
+        return "\n".join(out) + "\n"
+
+
 class SecurityHeaders:
-    """Every response gets SECURITY_HEADERS (a route may set its own first)."""
+    """Every response gets SECURITY_HEADERS (a route may set its own first; one that lets
+    any site frame it loses X-Frame-Options)."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
@@ -224,6 +315,8 @@ class SecurityHeaders:
                 headers = MutableHeaders(scope=message)
                 for key, value in SECURITY_HEADERS.items():
                     headers.setdefault(key, value)
+                if "frame-ancestors *" in headers["content-security-policy"]:  # /embed: others may frame it
+                    del headers["x-frame-options"]
             await send(message)
 
         await self.app(scope, receive, send_with_headers)

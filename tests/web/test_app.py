@@ -159,3 +159,37 @@ def test_private_and_hidden_runs(client: TestClient, lake: Path) -> None:
         assert body.status_code == 200 and HIDDEN_INPUT not in body.text and "a hidden answer" not in body.text
     hostile = client.get(f"/runs/{_trace_of(lake, HOSTILE_NAME)}").text
     assert "<img src=x" not in hostile and "<script>alert(1)" not in hostile
+
+
+def test_the_embed_is_the_only_framable_route_and_has_sizes_and_themes(client: TestClient) -> None:
+    for size in ("sm", "md", "lg"):
+        for theme in ("light", "dark"):
+            r = client.get(f"/embed/calc?size={size}&theme={theme}")
+            assert r.status_code == 200 and ">calc</a>" in r.text and f'class="{theme}"' in r.text
+            assert "frame-ancestors *" in r.headers["content-security-policy"] and "x-frame-options" not in r.headers
+    assert ("judge score" in client.get("/embed/calc?size=md").text) and "judge score" not in client.get(
+        "/embed/calc?size=sm").text
+    assert client.get("/embed/calc?theme=neon").status_code == 400
+    assert client.get("/embed/payroll").status_code == 404
+    assert client.get("/agents/calc").headers["x-frame-options"] == "DENY"
+
+
+def test_two_agents_side_by_side(client: TestClient) -> None:
+    data = client.get("/api/vs/calc/quiet").json()
+    lines = {line["figure"]: line for line in data["lines"]}
+    assert lines["runs"]["a"] == 7 and lines["runs"]["b"] == 2 and lines["runs"]["winner"] == "a"
+    assert lines["success_rate"]["winner"] == "b"  # quiet never failed
+    page = client.get("/vs/calc/quiet")
+    assert page.status_code == 200 and "calc</a> vs <a" in page.text
+    assert client.get("/vs/calc/payroll").status_code == 404
+
+
+def test_metrics_count_requests_per_route_and_status(lake: Path) -> None:
+    fresh = TestClient(create_app(lake, Privacy()))
+    fresh.get("/leaderboard")
+    fresh.get("/agents/calc")
+    fresh.get("/agents/nobody")
+    text = fresh.get("/metrics").text
+    assert 'otelbench_web_requests_total{route="leaderboard",status="200"} 1' in text
+    assert 'otelbench_web_requests_total{route="agent",status="404"} 1' in text
+    assert 'otelbench_web_request_seconds_count{route="agent"} 2' in text
