@@ -243,19 +243,22 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None) -> Starlet
     def healthz(request: Request) -> Response:
         return JSONResponse({"ok": True})
 
+    def get(path: str, handler: Any, *, json: bool = False) -> Route:
+        return Route(path, errors(handler, json=json), methods=["GET", "HEAD"])
+
     routes = [
-        Route("/", errors(home, json=False), methods=["GET", "HEAD"]),
-        Route("/leaderboard", errors(leaderboard, json=False), methods=["GET", "HEAD"]),
-        Route("/agents/{name:path}", errors(agent, json=False), methods=["GET", "HEAD"]),
-        Route("/runs/{trace_id}", errors(run_page, json=False), methods=["GET", "HEAD"]),
-        Route("/api/runs/{trace_id}", errors(api_run, json=True), methods=["GET", "HEAD"]),
-        Route("/embed/{name:path}", errors(embed, json=False), methods=["GET", "HEAD"]),
-        Route("/vs/{a}/{b}", errors(compare, json=False), methods=["GET", "HEAD"]),
-        Route("/api/vs/{a}/{b}", errors(api_compare, json=True), methods=["GET", "HEAD"]),
-        Route("/api/leaderboard", errors(api_leaderboard, json=True), methods=["GET", "HEAD"]),
-        Route("/api/agents/{name:path}/insights", errors(api_insights, json=True), methods=["GET", "HEAD"]),
-        Route("/api/agents/{name:path}", errors(api_agent, json=True), methods=["GET", "HEAD"]),
-        Route("/badge/{name:path}.svg", errors(badge_svg, json=True), methods=["GET", "HEAD"]),
+        get("/", home),
+        get("/leaderboard", leaderboard),
+        get("/agents/{name:path}", agent),
+        get("/runs/{trace_id}", run_page),
+        get("/embed/{name:path}", embed),
+        get("/vs/{a}/{b}", compare),
+        get("/api/leaderboard", api_leaderboard, json=True),
+        get("/api/agents/{name:path}/insights", api_insights, json=True),
+        get("/api/agents/{name:path}", api_agent, json=True),
+        get("/api/runs/{trace_id}", api_run, json=True),
+        get("/api/vs/{a}/{b}", api_compare, json=True),
+        get("/badge/{name:path}.svg", badge_svg, json=True),
         Route("/healthz", healthz, methods=["GET", "HEAD"]),
         Route("/metrics", metrics_text, methods=["GET", "HEAD"]),
     ]

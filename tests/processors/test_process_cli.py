@@ -17,6 +17,7 @@ import yaml
 
 from otelbench.testing.agent_runs import Run, send_runs
 from otelbench.testing.judge_stub import JudgeStub
+from otelbench.testing.serve import serve
 from otelbench.testing.wait import wait_for
 from storage.duckdb import open_lake
 from storage.queries.views import JUDGE_SERVICE
@@ -247,15 +248,8 @@ def test_serve_judges_on_a_schedule_and_never_judges_the_judges_calls(tmp_path):
             "processors": {"interval_s": 1, "judge": {"endpoint": stub.base_url, "model": "stub-judge"},
                            "clusters": {"enabled": False}},
         }))
-        serve = subprocess.Popen([sys.executable, "-m", "otelbench", "serve", "--config", str(cfg)], cwd=ROOT,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            line = ""
-            while "OTLP/HTTP listening on " not in line:
-                line = serve.stdout.readline()
-                assert line, serve.stderr.read()
-            url = line.rsplit(" ", 1)[1].strip()
-            ids = send_runs(url, RUNS)
+        with serve(cfg) as served:
+            ids = send_runs(served.url, RUNS)
             wait_for(lambda: _judged(lake) == len(ids), timeout_s=60, what="scheduled judging")
             # the judge's own calls reached the lake through this collector ...
             wait_for(lambda: rows(lake, f"SELECT count(*) FROM spans WHERE service_name = '{JUDGE_SERVICE}'")[0][0]
@@ -266,8 +260,5 @@ def test_serve_judges_on_a_schedule_and_never_judges_the_judges_calls(tmp_path):
             assert len(stub.requests) == asked
             assert _judged(lake) == len(ids)
             assert rows(lake, "SELECT count(*) FROM agent_runs")[0][0] == len(RUNS)
-        finally:
-            serve.send_signal(signal.SIGTERM)
-            out, err = serve.communicate(timeout=60)
-    assert serve.returncode == 0, err
-    assert "judging and clustering every 1s" in out
+    assert served.proc.returncode == 0, served.err
+    assert "judging and clustering every 1s" in served.out

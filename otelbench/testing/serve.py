@@ -1,0 +1,41 @@
+"""``otelbench serve`` in a process of its own, for tests: started with a config, its
+OTLP/HTTP URL read from what it prints, stopped with SIGTERM as an operator would."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class Served:
+    proc: subprocess.Popen[str]
+    url: str  # the OTLP/HTTP receiver, http://host:port
+    out: str = ""  # what it printed, once stopped
+    err: str = ""
+
+
+@contextmanager
+def serve(config: Path) -> Iterator[Served]:
+    proc = subprocess.Popen([sys.executable, "-m", "otelbench", "serve", "--config", str(config)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    printed = []
+    try:
+        line = ""
+        while "OTLP/HTTP listening on " not in line:
+            line = proc.stdout.readline()  # type: ignore[union-attr]
+            assert line, proc.stderr.read()  # type: ignore[union-attr]
+            printed.append(line)
+        served = Served(proc, line.rsplit(" ", 1)[1].strip())
+        yield served
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    served.out, served.err = "".join(printed) + out, err
