@@ -22,6 +22,7 @@ from pydantic import Field, ValidationError, model_validator
 from collector import DEFAULT_GRPC_ENDPOINT, DEFAULT_HTTP_ENDPOINT, DEFAULT_WAL_DIR
 from exporters.config import DebugExporter, OtlpExporter, ParquetExporter, Strict
 from processors.config import Privacy, Processors
+from storage import DEFAULT_LAKE
 from web.config import Web
 
 DEFAULT_CONFIG_PATH = "otel-config.yaml"
@@ -126,6 +127,11 @@ class Config(Strict):
     processors: Processors | None = None  # the judge and failure clustering (processors/config.py)
     privacy: Privacy = Privacy()
     web: Web | None = None  # otelbench serve also serves the web UI (web/config.py)
+
+    @property
+    def lake_path(self) -> str:
+        """The lake the Parquet exporter writes, where the processors and the web read."""
+        return self.exporters.parquet.path if self.exporters.parquet else DEFAULT_LAKE
 
     @model_validator(mode="after")
     def _pipelines_refer_to_configured_components(self) -> "Config":

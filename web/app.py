@@ -20,6 +20,7 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import MutableHeaders
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -27,6 +28,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from processors.config import Privacy
+from storage.values import json_value
 from web.badge import badge
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -61,12 +63,14 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None) -> Starlet
 
     privacy = privacy or Privacy()
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(default=True))
-    state: dict[str, Any] = {}
+    opened: list[Any] = []  # the lake's gateway, opened by the first request (thread-safe)
+    opening = threading.Lock()
 
     def gateway() -> Any:
-        if "gw" not in state:
-            state["gw"] = open_lake(lake_root).__enter__()
-        return state["gw"]
+        with opening:
+            if not opened:
+                opened.append(open_lake(lake_root))
+        return opened[0]
 
     def params(**more: Any) -> dict[str, Any]:
         return {"private_agents": list(privacy.private_agents), "private_owners": list(privacy.private_owners), **more}
@@ -150,8 +154,8 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None) -> Starlet
     def errors(handler: Any, *, json: bool) -> Any:
         async def endpoint(request: Request) -> Response:
             started = time.perf_counter()
-            try:
-                response = handler(request)
+            try:  # DuckDB work off the event loop: one slow query does not stall the others
+                response = await run_in_threadpool(handler, request)
             except BadRequest as exc:
                 response = _error(400, str(exc), json)
             except NotFound as exc:
@@ -182,7 +186,7 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None) -> Starlet
         return page("run.html", data=run_data(request.path_params["trace_id"]))
 
     def api_run(request: Request) -> Response:
-        return JSONResponse(_jsonable(run_data(request.path_params["trace_id"])))
+        return JSONResponse(json_value(run_data(request.path_params["trace_id"])))
 
     def embed(request: Request) -> Response:
         size = request.query_params.get("size", "md")
@@ -213,17 +217,17 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None) -> Starlet
         return page("compare.html", data=compare_data(request))
 
     def api_compare(request: Request) -> Response:
-        return JSONResponse(_jsonable(compare_data(request)))
+        return JSONResponse(json_value(compare_data(request)))
 
     def api_leaderboard(request: Request) -> Response:
-        return JSONResponse(_jsonable(leaderboard_data(request)))
+        return JSONResponse(json_value(leaderboard_data(request)))
 
     def api_agent(request: Request) -> Response:
-        return JSONResponse(_jsonable(agent_data(request.path_params["name"])))
+        return JSONResponse(json_value(agent_data(request.path_params["name"])))
 
     def api_insights(request: Request) -> Response:
         data = agent_data(request.path_params["name"])
-        return JSONResponse(_jsonable({"agent": data["agent"]["agent"], "clusters": data["clusters"]}))
+        return JSONResponse(json_value({"agent": data["agent"]["agent"], "clusters": data["clusters"]}))
 
     def badge_svg(request: Request) -> Response:
         metric = request.query_params.get("metric", "success")
@@ -341,13 +345,3 @@ def _badge_value(figures: dict[str, Any], metric: str) -> tuple[str, str, str]:
         return "cost/run", "unknown" if cost is None else f"${cost:.4f}", "info"
     p50 = figures["p50_ms"]
     return "latency p50", "unknown" if p50 is None else f"{p50 / 1000:.1f}s", "info"
-
-
-def _jsonable(value: Any) -> Any:
-    from storage.values import json_value
-
-    if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_jsonable(v) for v in value]
-    return json_value(value)

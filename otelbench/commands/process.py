@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if config is None:
         config = parse_config({"receivers": {"otlp": {}}, "service": {"pipelines": {}}}, where="defaults")
-    lake = args.lake or (config.exporters.parquet.path if config.exporters.parquet else DEFAULT_LAKE)
+    lake = args.lake or config.lake_path
     _exit_on_sigterm()
     progress, done = _progress()
     telemetry = _telemetry(config)
@@ -224,7 +224,7 @@ class Scheduler:
         from collector.child import Child
 
         cfg = self.config
-        lake = cfg.exporters.parquet.path if cfg.exporters.parquet else DEFAULT_LAKE
+        lake = cfg.lake_path
         while not self._stop.wait(cfg.processors.interval_s):
             with self._lock:
                 if self._stop.is_set():

@@ -9,7 +9,6 @@ import sys
 import threading
 
 from collector.config import DEFAULT_CONFIG_PATH, ConfigError, load_config
-from storage import DEFAULT_LAKE
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -52,9 +51,8 @@ def run(args: argparse.Namespace) -> int:
 
         from collector.child import Child
 
-        lake = config.exporters.parquet.path if config.exporters.parquet else DEFAULT_LAKE
-        web = Child("otelbench.commands.web:child_main", (str(lake), config.privacy, config.web.endpoint, os.getpid()),
-                    name="otelbench-web")
+        web = Child("otelbench.commands.web:child_main",
+                    (str(config.lake_path), config.privacy, config.web.endpoint, os.getpid()), name="otelbench-web")
         web.start()
         print(f"otelbench: web UI on http://{config.web.endpoint}", flush=True)
     stop.wait()

@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
         except ConfigError as exc:
             print(f"otelbench web: {exc}", file=sys.stderr)
             return 2
-    lake = args.lake or (config.exporters.parquet.path if config and config.exporters.parquet else DEFAULT_LAKE)
+    lake = args.lake or (config.lake_path if config else DEFAULT_LAKE)
     host, _, port = args.endpoint.rpartition(":")
     app = create_app(lake, config.privacy if config else Privacy())
     print(f"otelbench: web UI on http://{host}:{port}", flush=True)

@@ -9,7 +9,6 @@ here is pure: frames in, frames or strings out.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
@@ -70,25 +69,6 @@ def message_text(messages: str | None) -> str | None:
             texts.append(message["content"])
     joined = "\n".join(t for t in texts if t.strip())
     return joined or None
-
-
-def judgeable(runs: pl.DataFrame) -> pl.DataFrame:
-    """The runs the judge can say something about: with an input or an output."""
-    return runs.filter(pl.col("input").is_not_null() | pl.col("output").is_not_null())
-
-
-def sample_key(trace_id: str) -> float:
-    """A number in [0, 1) fixed by the trace id (sha256: stable across processes and versions)."""
-    return int(hashlib.sha256(trace_id.encode()).hexdigest()[:13], 16) / 16**13
-
-
-def in_sample(runs: pl.DataFrame, rate: float) -> pl.DataFrame:
-    """The runs whose ``sample_key`` is below ``rate``: the same runs every pass, and a
-    larger rate keeps every run a smaller one kept."""
-    if rate >= 1:
-        return runs
-    keep = [sample_key(t) < rate for t in runs["trace_id"].to_list()]
-    return runs.filter(pl.Series(keep, dtype=pl.Boolean))
 
 
 def _clip(text: str, limit: int) -> str:
