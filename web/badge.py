@@ -8,6 +8,7 @@ escaped: an agent's name is span content, and span content is hostile.
 from __future__ import annotations
 
 from html import escape
+from typing import Any
 
 GREY = "#9f9f9f"
 COLORS = {"good": "#4c1", "ok": "#dfb317", "bad": "#e05d44", "info": "#007ec6", "none": GREY}
@@ -36,3 +37,22 @@ def badge(label: str, value: str, color: str = "info") -> str:
             f'<rect x="{lw}" width="{vw}" height="20" fill="{fill}"/><rect width="{w}" height="20" fill="url(#s)"/></g>'
             f'<g fill="#fff" text-anchor="middle" font-family="Verdana,Geneva,DejaVu Sans,sans-serif" font-size="11">'
             f'<text x="{lw / 2:.1f}" y="14">{label_e}</text><text x="{lw + vw / 2:.1f}" y="14">{value_e}</text></g></svg>')
+
+
+def badge_value(figures: dict[str, Any], metric: str) -> tuple[str, str, str]:
+    """(label, value, colour) of an agent's figure ``metric`` (site.BADGE_METRICS)."""
+    if metric == "runs":
+        return "runs", f"{figures['runs']:,}", "info"
+    if metric == "success":
+        rate = figures["success_rate"]
+        return "success", f"{rate:.0%}", "good" if rate >= 0.9 else "ok" if rate >= 0.7 else "bad"
+    if metric == "score":
+        score = figures["score"]
+        if score is None:
+            return "judge score", "not judged", "none"
+        return "judge score", f"{score:.2f}", "good" if score >= 0.75 else "ok" if score >= 0.5 else "bad"
+    if metric == "cost":
+        cost = figures["cost_per_run"]
+        return "cost/run", "unknown" if cost is None else f"${cost:.4f}", "info"
+    p50 = figures["p50_ms"]
+    return "latency p50", "unknown" if p50 is None else f"{p50 / 1000:.1f}s", "info"

@@ -1,0 +1,144 @@
+"""What each page shows, as plain data: the web's one reader of the lake. Every page and
+its JSON twin (and, later, MCP) answer from these methods, which answer from the
+statements of ``storage/queries/web.py`` through the lake's read gateway; privacy
+(``privacy:``) is applied in those statements and, for ``hide_io``, here.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from pathlib import Path
+from typing import Any
+
+from processors.config import Privacy
+
+BADGE_METRICS = ("success", "runs", "score", "cost", "latency")
+WINDOWS = {"24h": 24, "7d": 24 * 7, "30d": 24 * 30, "all": None}
+SORTS = {"runs": "runs", "success": "success_rate", "score": "score", "cost": "cost_per_run", "latency": "p50_ms"}
+MIN_RUNS_RANKED = 5  # agents with fewer runs are listed, not ranked by a rate
+# the lines of /vs/{a}/{b}: (figure, label, which way is better)
+COMPARE_LINES = (("runs", "runs", "higher"), ("success_rate", "success rate", "higher"),
+                 ("score", "mean judge score", "higher"), ("cost_per_run", "cost per run (USD)", "lower"),
+                 ("p50_ms", "latency p50 (ms)", "lower"), ("p95_ms", "latency p95 (ms)", "lower"))
+
+
+class BadRequest(ValueError):
+    """A query parameter that cannot be used; the message names it."""
+
+
+class NotFound(LookupError):
+    """No such agent (or a private one): the message says what was not found."""
+
+
+def choice(params: Any, name: str, allowed: Any, default: str) -> str:
+    """A query parameter that must be one of ``allowed``: else BadRequest naming it."""
+    value = params.get(name, default)
+    if value not in allowed:
+        raise BadRequest(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+    return value
+
+
+class Site:
+    """The lake as the web sees it: one gateway, opened by the first request (thread-safe),
+    and the privacy rules."""
+
+    def __init__(self, lake_root: str | Path, privacy: Privacy | None = None) -> None:
+        self.lake_root = lake_root
+        self.privacy = privacy or Privacy()
+        self._opened: list[Any] = []
+        self._opening = threading.Lock()
+
+    def gateway(self) -> Any:
+        from storage.duckdb import open_lake
+
+        with self._opening:
+            if not self._opened:
+                self._opened.append(open_lake(self.lake_root))
+        return self._opened[0]
+
+    def rows(self, sql: str, **more: Any) -> list[dict[str, Any]]:
+        """The rows of one statement; only the parameters it references are passed."""
+        params = {"private_agents": list(self.privacy.private_agents),
+                  "private_owners": list(self.privacy.private_owners), **more}
+        given = {k: v for k, v in params.items() if f"${k}" in sql}
+        result = self.gateway().query(sql, given, max_rows=None)
+        return [dict(zip(result.columns, r)) for r in result.rows]
+
+    def io_hidden(self, agent: str, owner: str | None = None) -> bool:
+        return agent in self.privacy.hide_io_agents or (owner is not None and owner in self.privacy.hide_io_owners)
+
+    # -- agents -----------------------------------------------------------------------------
+
+    def leaderboard(self, params: Any) -> dict[str, Any]:
+        from storage.queries import web as q
+
+        window = choice(params, "window", WINDOWS, "7d")
+        sort = choice(params, "sort", SORTS, "runs")
+        hours = WINDOWS[window]
+        since = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=hours) if hours
+                 else dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc))
+        agents = self.rows(q.LEADERBOARD, since=since)
+        key = SORTS[sort]
+        ranked = [a for a in agents if sort == "runs" or (a["runs"] >= MIN_RUNS_RANKED and a[key] is not None)]
+        ranked.sort(key=lambda a: (a[key] if sort not in ("cost", "latency") else -a[key], a["agent"]), reverse=True)
+        unranked = sorted((a for a in agents if a not in ranked), key=lambda a: a["agent"])
+        return {"window": window, "sort": sort, "min_runs_ranked": MIN_RUNS_RANKED, "agents": ranked,
+                "unranked": unranked}
+
+    def agent(self, name: str) -> dict[str, Any]:
+        from storage.queries import web as q
+
+        found = self.rows(q.AGENT, agent=name)
+        if not found:
+            raise NotFound(f"no agent named {name!r}")
+        recent = self.rows(q.RECENT_RUNS, agent=name, limit=20)
+        for r in recent:
+            if self.io_hidden(name, r.pop("owner")):
+                r["input"] = r["output"] = None
+        clusters = self.rows(q.CLUSTERS, agent=name)
+        hidden = self.io_hidden(name)
+        if hidden:  # descriptions and terms quote the failures
+            for c in clusters:
+                c["description"], c["top_terms"] = None, []
+        return {"agent": found[0], "recent_runs": recent, "clusters": clusters, "io_hidden": hidden}
+
+    def insights(self, name: str) -> dict[str, Any]:
+        data = self.agent(name)
+        return {"agent": data["agent"]["agent"], "clusters": data["clusters"]}
+
+    def run(self, trace_id: str) -> dict[str, Any]:
+        from storage.queries import web as q
+
+        found = self.rows(q.RUN, trace_id=trace_id)
+        if not found:
+            raise NotFound(f"no agent run with trace id {trace_id!r}")
+        run = found[0]
+        hidden = self.io_hidden(run["agent"], run.pop("owner"))
+        spans = self.rows(q.RUN_SPANS, trace_id=trace_id)
+        evals = self.rows(q.RUN_EVAL, trace_id=trace_id)
+        if hidden:
+            run["input"] = run["output"] = None
+            for s in spans:
+                s["input_messages"] = s["output_messages"] = s["attributes"] = None
+            for e in evals:  # the reasoning quotes the run
+                e["reasoning"] = None
+        start = min((s["start_time"] for s in spans), default=None)
+        total = max((s["duration_ms"] or 0) + (s["start_time"] - start).total_seconds() * 1000
+                    for s in spans) if spans else 0
+        for s in spans:
+            s["offset_ms"] = (s["start_time"] - start).total_seconds() * 1000
+        return {"run": run, "spans": spans, "total_ms": total or 1.0, "eval": evals[0] if evals else None,
+                "cluster": (self.rows(q.RUN_CLUSTER, trace_id=trace_id) or [None])[0], "io_hidden": hidden}
+
+    def compare(self, a_name: str, b_name: str) -> dict[str, Any]:
+        a, b = self.agent(a_name), self.agent(b_name)
+        lines = []
+        for key, label, better in COMPARE_LINES:
+            va, vb = a["agent"][key], b["agent"][key]
+            winner = None
+            if va is not None and vb is not None and va != vb:
+                winner = "a" if (va > vb) == (better == "higher") else "b"
+            lines.append({"figure": key, "label": label, "a": va, "b": vb, "better": better, "winner": winner})
+        return {"a": a["agent"], "b": b["agent"], "lines": lines,
+                "clusters": {"a": a["clusters"], "b": b["clusters"]}}
