@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 from storage import agents
 from storage.queries import compaction as compaction_sql
 from storage.queries.tables import table_glob
-from storage.files import ROW_GROUP_ROWS, DataFile, check_batch_id, partitions, write_options
+from storage.files import ROW_GROUP_ROWS, DataFile, check_batch_id, partitions, with_lineage, write_options
 from storage.fs import LakeFS
 from storage.rowgroups import RowGroupWriter
 from storage.schema import SPANS, Table
@@ -171,7 +171,7 @@ def _merge(fs: LakeFS, t: Table, inputs: list[DataFile], outputs: list[str], tar
         target_rows=target_rows,
         target_bytes=target_bytes,
         buffer_bytes=_BUFFER_BYTES,
-        open_file=lambda path: fs.parquet_writer(path, t.stored_schema, **write_options(t)),
+        open_file=lambda path: fs.parquet_writer(path, with_lineage(t.stored_schema, inputs), **write_options(t)),
         close_file=fs.seal,
     )
     try:

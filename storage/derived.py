@@ -35,7 +35,8 @@ import pyarrow.compute as pc
 from storage import compaction
 from storage.queries import compaction as compaction_sql
 from storage.queries.tables import table_glob
-from storage.files import DataFile, LakeError, data_files, partition_dir, partitions, write_parquet, write_staged
+from storage.files import (DataFile, LakeError, data_files, partition_dir, partitions, with_lineage, write_parquet,
+                           write_staged)
 from storage.fs import LakeFS
 from storage.schema import DERIVED, Table
 
@@ -198,5 +199,5 @@ def _merge(fs: LakeFS, t: Table, inputs: list[DataFile], outputs: list[str]) -> 
         data = pa.Table.from_batches([compaction.conform_arrow(b, t.stored_schema) for b in reader], t.stored_schema)
     if data.num_rows == 0:  # every row superseded: the inputs just go
         return []
-    write_staged(fs, data, outputs[0], t)
+    write_staged(fs, data, outputs[0], t, with_lineage(t.stored_schema, inputs))
     return outputs[:1]

@@ -8,10 +8,13 @@ were written.
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from dataclasses import dataclass
 from typing import Any
+
+import pyarrow as pa
 
 from storage.fs import LakeFS
 from storage.schema import PARTITION_COLUMN, TABLES, Table
@@ -21,6 +24,7 @@ ROW_GROUP_ROWS = 122_880  # DuckDB's own row-group size: one scan task per group
 # Unique per row: a dictionary page would only fill up and fall back, slowing reads.
 _NO_DICTIONARY: dict[str, frozenset[str]] = {"spans": frozenset({"span_id"})}
 
+LINEAGE_KEY = b"otelbench.compacted_from"
 SEED_DATE = "1970-01-01"
 SEED_NAME = "seed.parquet"
 
@@ -84,6 +88,21 @@ def partition_dir(fs: LakeFS, t: Table, day: str) -> str:
     return fs.path(t.name, f"{PARTITION_COLUMN}={day}")
 
 
+def with_lineage(schema: pa.Schema, inputs: list[DataFile]) -> pa.Schema:
+    """``schema`` carrying, in the file's footer, the names of the files a compaction merged
+    into it (``LINEAGE_KEY``): a reader that has seen all of them (``storage.rollups``)
+    knows the file holds nothing new without reading it."""
+    return schema.with_metadata({LINEAGE_KEY: json.dumps(sorted(f.name for f in inputs))})
+
+
+def lineage(fs: LakeFS, path: str) -> list[str] | None:
+    """The names of the files a compact file was merged from (same folder); None when it
+    does not say (written before lineage was recorded, or not a compaction's output)."""
+    meta = fs.parquet_file(path).schema_arrow.metadata or {}
+    raw = meta.get(LINEAGE_KEY)
+    return json.loads(raw) if raw is not None else None
+
+
 def write_options(t: Table) -> dict[str, Any]:
     plain = _NO_DICTIONARY.get(t.name, frozenset())
     return {"compression": COMPRESSION, "use_dictionary": [c for c in t.stored_columns if c not in plain]}
@@ -94,9 +113,10 @@ def write_parquet(fs: LakeFS, data: Any, path: str, t: Table) -> None:
     fs.write_parquet(data, path, row_group_size=ROW_GROUP_ROWS, **write_options(t))
 
 
-def write_staged(fs: LakeFS, data: Any, path: str, t: Table) -> None:
+def write_staged(fs: LakeFS, data: Any, path: str, t: Table, schema: pa.Schema | None = None) -> None:
     """``data`` written and sealed under ``path``'s staging name, for a caller that
-    publishes several files together (``storage.compaction.replace_files``)."""
-    with fs.parquet_writer(path, t.stored_schema, **write_options(t)) as writer:
+    publishes several files together (``storage.compaction.replace_files``); ``schema``:
+    ``t.stored_schema`` with file metadata (``with_lineage``)."""
+    with fs.parquet_writer(path, schema or t.stored_schema, **write_options(t)) as writer:
         writer.write_table(data, row_group_size=ROW_GROUP_ROWS)
     fs.seal(path)

@@ -123,7 +123,12 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None) -> Starlet
         return JSONResponse({"ok": True})
 
     def metrics_text(request: Request) -> Response:
-        return Response(metrics.text(), media_type="text/plain; version=0.0.4")
+        snap = site.last_snapshot  # never builds: this answers on the event loop
+        extra = ("# TYPE otelbench_web_rollup_version gauge\n"
+                 f"otelbench_web_rollup_version {snap.version if snap else 0}\n"
+                 "# TYPE otelbench_web_rollup_refresh_errors_total counter\n"
+                 f"otelbench_web_rollup_refresh_errors_total {site.refresh_errors}\n")
+        return Response(metrics.text() + extra, media_type="text/plain; version=0.0.4")
 
     def get(path: str, handler: Callable[[Request], Response], *, json: bool = False) -> Route:
         return Route(path, errors(handler, json=json), methods=["GET", "HEAD"])

@@ -67,7 +67,7 @@ def parents_cte(name: str, children: str, column: str, alias: str, *, where: str
 )"""
 
 
-def derived_view_sql(lake_root: str | Path, t: Table) -> str:
+def derived_view_sql(lake_root: str | Path, t: Table, source: str | None = None) -> str:
     """The view of derived table ``t``: what its latest commits say (storage.derived).
 
     Of each result set (``replace_by``), only the rows of its latest commit; tombstones
@@ -79,9 +79,10 @@ def derived_view_sql(lake_root: str | Path, t: Table) -> str:
     ``max() OVER (PARTITION BY ...)`` into an aggregate joined back to a *second* scan,
     and each scan lists the files anew — a commit landing between the two listings made
     a reader see its result set empty (tests/storage/test_derived.py, readers in other
-    threads).
+    threads). ``source``: other rows of the table's files (storage.rollups narrows them
+    to some traces).
     """
-    steps = [f"d AS MATERIALIZED (SELECT * FROM {read_table_sql(lake_root, t.name)})"]
+    steps = [f"d AS MATERIALIZED (SELECT * FROM {source or read_table_sql(lake_root, t.name)})"]
     last = "d"
     if t.replace_by is not None:
         over = f"PARTITION BY {', '.join(ident(c) for c in t.replace_by)}" if t.replace_by else ""

@@ -42,7 +42,7 @@ COMPUTED_VIEWS = ("span_messages", "span_agents", "llm_calls", "tool_calls", "ag
 
 
 # --------------------------------------------------------------------------- messages
-def span_messages_sql(lake_root: str | Path) -> str:
+def span_messages_sql(lake_root: str | Path, logs: str | None = None) -> str:
     """GenAI message log events → one row per span: input_messages, output_messages.
 
     The rule, kept here and only here (event shapes: normalize/rows.py, docs/normalization.md):
@@ -52,6 +52,8 @@ def span_messages_sql(lake_root: str | Path) -> str:
     - otherwise the ``input`` (resp. ``output``) events' message arrays are concatenated
       in event time order (ties: file, then row order — the order they were received).
     Malformed JSON is skipped rather than failing every query that touches the view.
+    ``logs``: another source of log rows (with ``filename`` and ``file_row_number``) —
+    the rollups' restricted connection (storage.rollups).
 
     The message directions are picked by a SEMI JOIN, not ``IN (...)``: a filter pushed
     into this scan would stop DuckDB from dropping llm_calls' join when no message column
@@ -77,7 +79,7 @@ SELECT
     l.span_id,
     coalesce({detail('input')}, {concat('input')}) AS input_messages,
     coalesce({detail('output')}, {concat('output')}) AS output_messages
-FROM {read_table_sql(lake_root, 'logs', row_numbers=True)} AS l
+FROM {logs or read_table_sql(lake_root, 'logs', row_numbers=True)} AS l
 SEMI JOIN (VALUES ('input'), ('output'), ('details')) AS d(direction) ON l.message_direction = d.direction
 WHERE l.messages IS NOT NULL AND l.trace_id IS NOT NULL AND l.span_id IS NOT NULL
 GROUP BY l.trace_id, l.span_id"""

@@ -1,0 +1,90 @@
+"""The rollups' SQL (storage/rollups.py builds and keeps them; docs/schema.md, "Rollups").
+
+``runs``: one row per agent run, the columns of the ``agent_runs`` view that the web shows
+(plus reported/computed cost and previews of the task and the answer), computed *by that
+view* — over the whole lake for a first build, over the touched traces' spans after that
+— so the rollup and the view cannot disagree by construction of a second rule.
+
+Readers see the rollup as ``base`` rows not replaced by the small ``delta`` file, plus
+the delta's live rows (``RUNS_CTE``); a delta row with a NULL agent is a tombstone (the
+trace is no longer a run).
+"""
+
+from __future__ import annotations
+
+from storage.queries.tables import sql_string
+
+PREVIEW_CHARS = 1000  # of a run's task and answer kept in the rollup (pages link to the run)
+
+# The rollup's rows, from the views of whatever connection runs it (the whole lake, or
+# the touched traces only: storage.rollups).
+RUN_ROWS = f"""SELECT r.trace_id, r.agent, r.owner, r.status, r.start_time, r.duration_ms, r.cost_usd,
+       c.cost_reported, c.cost_computed, r.input_tokens, r.output_tokens, r.llm_calls, r.tool_calls,
+       r.eval_score, left(r.input, {PREVIEW_CHARS}) AS input_preview,
+       left(r.output, {PREVIEW_CHARS}) AS output_preview, r.date
+FROM agent_runs AS r
+LEFT JOIN (
+    SELECT trace_id,
+           sum(cost_usd) FILTER (WHERE cost_source = 'reported') AS cost_reported,
+           sum(cost_usd) FILTER (WHERE cost_source IS DISTINCT FROM 'reported') AS cost_computed
+    FROM spans WHERE span_type = 'llm' GROUP BY trace_id
+) AS c ON c.trace_id = r.trace_id"""
+
+# The trace ids in some data files (new span files; new evals commits).
+TRACE_IDS = "SELECT DISTINCT trace_id FROM read_parquet($files, union_by_name = true) WHERE trace_id IS NOT NULL"
+
+# Restrict a connection's ``spans`` and ``logs`` views to the touched traces in some
+# files: the trace ids are a bound parameter (a temp table); the file names, which a view
+# cannot take as parameters, are the lake's own (storage.queries.tables' rule), quoted.
+TOUCHED_TABLE = "CREATE OR REPLACE TEMP TABLE touched AS SELECT DISTINCT unnest($ids::VARCHAR[]) AS trace_id"
+
+
+def restricted_source_sql(files: list[str], *, row_numbers: bool = False) -> str:
+    """The rows of ``files`` (the lake's own) of the touched traces, as a subquery."""
+    listed = ", ".join(sql_string(f) for f in files)
+    extra = ", filename = true, file_row_number = true" if row_numbers else ""
+    return (f"(SELECT * FROM read_parquet([{listed}], hive_partitioning = true, union_by_name = true, "
+            f"hive_types = {{'date': 'DATE'}}{extra}) WHERE trace_id IN (SELECT trace_id FROM touched))")
+
+
+def restricted_views_sql(root: str, spans: list[str], logs: list[str], evals: list[str]) -> list[str]:
+    """``spans``, ``logs``, ``span_messages`` (which reads the log files itself) and
+    ``evals`` (latest wins, as its own view) over the touched traces' rows of those files."""
+    from storage.queries.tables import derived_view_sql
+    from storage.queries.views import span_messages_sql
+    from storage.schema import EVALS
+
+    return [f"CREATE OR REPLACE VIEW spans AS SELECT * FROM {restricted_source_sql(spans)}",
+            f"CREATE OR REPLACE VIEW logs AS SELECT * FROM {restricted_source_sql(logs)}",
+            span_messages_sql(root, logs=restricted_source_sql(logs, row_numbers=True)),
+            derived_view_sql(root, EVALS, source=restricted_source_sql(evals))]
+
+
+# The rows of the rollup's files: ``$base`` without what ``$delta`` replaces, then the
+# delta's live rows. Every web statement over runs starts WITH this.
+RUNS_CTE = """runs AS (
+    SELECT * FROM read_parquet($base) AS b
+    WHERE NOT EXISTS (SELECT 1 FROM read_parquet($delta) AS d WHERE d.trace_id = b.trace_id)
+    UNION ALL
+    SELECT * FROM read_parquet($delta) WHERE agent IS NOT NULL
+)"""
+
+# Merging a new delta (registered as ``merged_delta``) into a new base: one file, sorted
+# for trace lookups.
+MERGED_WITH = f"WITH {RUNS_CTE.replace('read_parquet($delta)', 'merged_delta')} SELECT * FROM runs ORDER BY trace_id"
+# Touched traces in the rollup that the recomputation (``fresh_rows``) no longer finds.
+GONE = """SELECT trace_id FROM runs WHERE trace_id IN (SELECT trace_id FROM touched)
+AND trace_id NOT IN (SELECT trace_id FROM fresh_rows)"""
+# Runs whose scores changed (new evals commits): their rows with the latest score, the
+# rule of agent_runs' ``scores`` (the latest non-NULL score, whichever judge gave it).
+RESCORED = f"""WITH {RUNS_CTE},
+scores AS (
+    SELECT trace_id, arg_max(score, judged_at) AS score FROM evals
+    WHERE score IS NOT NULL AND trace_id IN (SELECT trace_id FROM touched) GROUP BY trace_id
+)
+SELECT r.* REPLACE (s.score AS eval_score)
+FROM runs AS r LEFT JOIN scores AS s ON s.trace_id = r.trace_id
+WHERE r.trace_id IN (SELECT trace_id FROM touched)"""
+# A delta of the old delta's rows that the new rows do not replace, and the new rows.
+NEW_DELTA = """SELECT * FROM read_parquet($delta) WHERE trace_id NOT IN (SELECT trace_id FROM fresh)
+UNION ALL SELECT * FROM fresh ORDER BY trace_id"""

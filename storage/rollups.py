@@ -1,0 +1,307 @@
+"""Rollups: what the web reads instead of recomputing ``agent_runs`` per request.
+
+``agent_runs`` groups every span of the lake by trace (~3 s at 20 M spans). The ``runs``
+rollup keeps its answer, one row per run, in two files under ``<lake>/_rollups/runs/``:
+a *base* (sorted by trace id, small row groups, so a trace lookup reads one) and a
+*delta* of the runs changed since the base was written. ``manifest.json`` names the two
+and the data files already folded in; it is replaced atomically, so a reader always
+sees one consistent pair (``current``). docs/schema.md, "Rollups", has the columns.
+
+``refresh`` is incremental: it folds in the span files and evals commits it has not
+seen, recomputing only the traces they touch (with the ``agent_runs`` view itself, over
+those traces' spans in their partitions and the neighbouring days). A compaction's
+output names its inputs in its footer (``storage.files.lineage``): when every input was
+seen, the output holds nothing new and is not read. One refresh at a time per lake (a
+lock file); the other callers skip. The delta is merged into a new base once it holds
+more than a twentieth of the base (and ``DELTA_MIN_ROWS``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import posixpath
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from storage.files import SEED_DATE, SEED_NAME, DataFile, data_files, lineage
+from storage.fs import LakeBusy, LakeFS, open_fs
+from storage.queries import rollups as sql
+from storage.schema import CLUSTER_MEMBERS, EVALS, FAILURE_CLUSTERS, PARTITION_COLUMN, SPANS
+
+# What the rollup's version follows: runs are recomputed from new spans and evals; new
+# clusters only make a new version (readers that cache by version then read them anew).
+WATCHED = (SPANS, EVALS, FAILURE_CLUSTERS, CLUSTER_MEMBERS)
+
+FOLDER = ("_rollups", "runs")
+MANIFEST = "manifest.json"
+DELTA_MIN_ROWS = 50_000
+ROW_GROUP_ROWS = 16_384  # a trace lookup reads one group of the base
+MEMORY_LIMIT = "1GB"  # DuckDB's, per refresh (it spills to <lake>/_tmp beyond)
+_TS = pa.timestamp("us", tz="UTC")
+
+RUNS_SCHEMA = pa.schema([
+    ("trace_id", pa.string()), ("agent", pa.string()), ("owner", pa.string()), ("status", pa.string()),
+    ("start_time", _TS), ("duration_ms", pa.float64()), ("cost_usd", pa.float64()),
+    ("cost_reported", pa.float64()), ("cost_computed", pa.float64()), ("input_tokens", pa.int64()),
+    ("output_tokens", pa.int64()), ("llm_calls", pa.int64()), ("tool_calls", pa.int64()),
+    ("eval_score", pa.float64()), ("input_preview", pa.string()), ("output_preview", pa.string()),
+    ("date", pa.date32()),
+])
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One consistent state of the rollup: the files a query reads (``params``)."""
+
+    version: int
+    base: str
+    delta: str
+    built_at: str
+
+    @property
+    def params(self) -> dict[str, str]:
+        return {"base": self.base, "delta": self.delta}
+
+
+@dataclass(frozen=True)
+class Refreshed:
+    version: int
+    new_files: int  # data files folded in
+    touched: int  # traces recomputed
+    merged: bool  # the delta went into a new base
+    seconds: float
+
+
+def current(root: str | Path) -> Snapshot | None:
+    """The rollup as the manifest names it now; None before the first ``refresh``."""
+    fs = open_fs(root)
+    folder = fs.path(*FOLDER)
+    try:
+        m = fs.read_json(posixpath.join(folder, MANIFEST))
+    except FileNotFoundError:
+        return None
+    return Snapshot(m["version"], posixpath.join(folder, m["base"]), posixpath.join(folder, m["delta"]),
+                    m["built_at"])
+
+
+def pending(root: str | Path) -> bool:
+    """Whether ``refresh`` has anything to fold in (no DuckDB: a listing, the manifest and,
+    for a new compaction output, its footer) — what a caller checks before paying for a
+    refresh in a process of its own (web/site.py)."""
+    fs = open_fs(root)
+    path = fs.path(*FOLDER, MANIFEST)
+    if not fs.exists(path):
+        return True
+    seen = fs.read_json(path)["seen"]
+    return any(_unseen(fs, data_files(fs, t), set(seen.get(t.name, ()))) for t in WATCHED)
+
+
+def refresh(root: str | Path) -> Refreshed | None:
+    """Fold what the lake gained since the last refresh into the rollup. None when another
+    process is refreshing it (it will fold the same files in)."""
+    fs = open_fs(root)
+    folder = fs.path(*FOLDER)
+    fs.makedirs(folder)
+    try:
+        with fs.lock(posixpath.join(folder, "_refresh.lock"), wait=False):
+            return _refresh(fs, folder)
+    except LakeBusy:
+        return None
+
+
+def _refresh(fs: LakeFS, folder: str) -> Refreshed:
+    started = time.perf_counter()
+    path = posixpath.join(folder, MANIFEST)
+    if not fs.exists(path):  # an empty rollup: every file of the lake is then new
+        _write(fs, RUNS_SCHEMA.empty_table(), posixpath.join(folder, "base-0.parquet"))
+        _write(fs, RUNS_SCHEMA.empty_table(), posixpath.join(folder, "delta-0.parquet"))
+        fs.sync_folder(folder)
+        _save(fs, folder, {"version": 0}, "base-0.parquet", "delta-0.parquet", {}, bump=False)
+    m: dict[str, Any] = fs.read_json(path)
+    seen = {t.name: set(m["seen"].get(t.name, ())) for t in WATCHED}
+    present = {t.name: data_files(fs, t) for t in WATCHED}
+    new = {t: _unseen(fs, files, seen[t]) for t, files in present.items()}
+    now_seen = {t: sorted(_rel(fs, f) for f in files) for t, files in present.items()}
+    if not any(new.values()):
+        if now_seen != {t: sorted(s) for t, s in seen.items()}:  # files compacted away: forget them
+            _save(fs, folder, m, m["base"], m["delta"], now_seen, bump=False)
+        return Refreshed(m["version"], 0, 0, False, time.perf_counter() - started)
+
+    touched, merged = 0, False
+    recomputed: set[str] = set()
+    con = _connection(fs)
+    try:
+        # new spans a day at a time (a trace's spans: its day and the neighbouring ones),
+        # then new scores; each step is a version of its own (a crash keeps what was done)
+        by_day: dict[str, list[DataFile]] = {}
+        for f in new[SPANS.name]:
+            by_day.setdefault(_day(f), []).append(f)
+        for day, files in sorted(by_day.items()):
+            ids = _trace_ids(con, fs, files)
+            con.execute(sql.TOUCHED_TABLE, {"ids": ids})
+            _restrict(con, fs, _around({day}))
+            rows = _conform(con.sql(sql.RUN_ROWS).to_arrow_table())
+            merged |= _step(fs, folder, con, m, rows, {SPANS.name: files})
+            touched += len(ids)
+            recomputed.update(ids)
+        if new[EVALS.name]:
+            ids = sorted(set(_trace_ids(con, fs, new[EVALS.name])) - recomputed)  # those got their score above
+            con.execute(sql.TOUCHED_TABLE, {"ids": ids})
+            rows = _conform(con.sql(sql.RESCORED, params=_snapshot(folder, m)).to_arrow_table())
+            merged |= _step(fs, folder, con, m, rows, {EVALS.name: new[EVALS.name]})
+            touched += len(ids)
+        clusters = {t.name: new[t.name] for t in (FAILURE_CLUSTERS, CLUSTER_MEMBERS) if new[t.name]}
+        if clusters:  # no rows change: a new version, so cached answers are read anew
+            con.execute(sql.TOUCHED_TABLE, {"ids": []})
+            _step(fs, folder, con, m, _conform(RUNS_SCHEMA.empty_table()), clusters)
+    finally:
+        con.close()
+    if now_seen != {t: sorted(s) for t, s in m["seen"].items()}:
+        _save(fs, folder, m, m["base"], m["delta"], now_seen, bump=False)
+    return Refreshed(m["version"], sum(map(len, new.values())), touched, merged, time.perf_counter() - started)
+
+
+def _step(fs: LakeFS, folder: str, con: Any, m: dict[str, Any], rows: pa.Table,
+          folded: dict[str, list[DataFile]]) -> bool:
+    """Commit ``rows`` (the recomputed runs of the touched traces) as a new version: a new
+    delta, or a new base once the delta is big. Touched traces that are no longer runs
+    get a tombstone. Returns whether the delta was merged."""
+    snap = _snapshot(folder, m)
+    con.register("fresh_rows", rows)
+    gone = [r[0] for r in con.execute(f"WITH {sql.RUNS_CTE} {sql.GONE}", snap).fetchall()]
+    if gone:
+        rows = pa.concat_tables([rows, pa.table({f.name: pa.array(gone, f.type) if f.name == "trace_id"
+                                                 else pa.nulls(len(gone), f.type) for f in RUNS_SCHEMA})])
+    con.register("fresh", rows)
+    delta = con.sql(sql.NEW_DELTA, params={"delta": snap["delta"]}).to_arrow_table()
+    version = m["version"] + 1
+    base_name, delta_name = m["base"], f"delta-{version}.parquet"
+    merged = delta.num_rows > max(DELTA_MIN_ROWS, fs.parquet_file(snap["base"]).metadata.num_rows // 20)
+    if merged:
+        con.register("merged_delta", delta)
+        merged_rows = con.sql(sql.MERGED_WITH, params={"base": snap["base"]}).to_arrow_table()
+        base_name = f"base-{version}.parquet"
+        _write(fs, merged_rows, posixpath.join(folder, base_name))
+        delta = RUNS_SCHEMA.empty_table()
+    _write(fs, delta, posixpath.join(folder, delta_name))
+    fs.sync_folder(folder)
+    seen = {t: sorted(set(m["seen"].get(t, ())) | {_rel(fs, f) for f in folded.get(t, ())})
+            for t in (w.name for w in WATCHED)}
+    old = {m["base"], m["delta"]}
+    _save(fs, folder, m, base_name, delta_name, seen, bump=True)
+    _sweep(fs, folder, keep={base_name, delta_name, *old})
+    return merged
+
+
+def _snapshot(folder: str, m: dict[str, Any]) -> dict[str, str]:
+    return {"base": posixpath.join(folder, m["base"]), "delta": posixpath.join(folder, m["delta"])}
+
+
+def _trace_ids(con: Any, fs: LakeFS, files: list[DataFile]) -> list[str]:
+    return [r[0] for r in con.execute(sql.TRACE_IDS, {"files": [fs.uri(f.path) for f in files]}).fetchall()]
+
+
+def _unseen(fs: LakeFS, files: list[DataFile], seen: set[str]) -> list[DataFile]:
+    """The files not folded in yet — but not a compaction's output whose inputs all were."""
+    known = set(seen)
+    out = []
+    # parts and commits first: a compaction of this very refresh's new parts is then known
+    for f in sorted((f for f in files if _rel(fs, f) not in seen), key=lambda f: (-f.kind_rank, f)):
+        if f.kind_rank == 0:
+            inputs = lineage(fs, f.path)
+            folder = posixpath.dirname(_rel(fs, f))
+            if inputs is not None and all(posixpath.join(folder, n) in known for n in inputs):
+                known.add(_rel(fs, f))
+                continue
+        out.append(f)
+        known.add(_rel(fs, f))
+    return out
+
+
+def _connection(fs: LakeFS) -> Any:
+    import duckdb
+
+    from storage.queries import lockdown, views
+
+    con = duckdb.connect(":memory:", config={"memory_limit": MEMORY_LIMIT, "temp_directory": fs.path("_tmp"),
+                                             "preserve_insertion_order": False})
+    con.execute(lockdown.SET_TIME_ZONE_UTC)
+    for stmt in views.view_ddl(fs.root):
+        con.execute(stmt)
+    return con
+
+
+def _restrict(con: Any, fs: LakeFS, days: set[str]) -> None:
+    """Point the connection's span and log views at the touched traces' rows in ``days``
+    (a trace may cross midnight: the caller adds the neighbouring days), and its evals
+    view at theirs."""
+    from storage.schema import LOGS
+
+    files = {}
+    for t in (SPANS, LOGS, EVALS):  # evals: every commit (they are not by the runs' days)
+        files[t.name] = [fs.uri(f.path) for f in data_files(fs, t) if t is EVALS or _day(f) in days] + [
+            # read_parquet needs a file: the seed has the schema and no rows
+            fs.uri(fs.path(t.name, f"{PARTITION_COLUMN}={SEED_DATE}", SEED_NAME))]
+    for stmt in sql.restricted_views_sql(fs.root, files[SPANS.name], files[LOGS.name], files[EVALS.name]):
+        con.execute(stmt)
+
+
+def _day(f: DataFile) -> str:
+    return posixpath.basename(posixpath.dirname(f.path)).split("=", 1)[1]
+
+
+def _around(days: set[str]) -> set[str]:
+    out = set()
+    for d in days:
+        day = dt.date.fromisoformat(d)
+        out |= {(day + dt.timedelta(days=k)).isoformat() for k in (-1, 0, 1)}
+    return out
+
+
+def _rel(fs: LakeFS, f: DataFile) -> str:
+    return posixpath.relpath(f.path, fs.root)
+
+
+def _conform(table: pa.Table) -> pa.Table:
+    from storage.compaction import conform_arrow
+
+    batches = [conform_arrow(b, RUNS_SCHEMA) for b in table.to_batches()]
+    return pa.Table.from_batches(batches, RUNS_SCHEMA)
+
+
+def _write(fs: LakeFS, table: pa.Table, path: str) -> None:
+    table = _conform(table)
+    fs.write_parquet(table, path, row_group_size=ROW_GROUP_ROWS, compression="zstd")
+
+
+def _save(fs: LakeFS, folder: str, m: dict[str, Any], base: str, delta: str, seen: dict[str, list[str]],
+          *, bump: bool) -> None:
+    body = {"version": m["version"] + (1 if bump else 0), "base": base, "delta": delta,
+            "built_at": dt.datetime.now(dt.timezone.utc).isoformat() if bump or "built_at" not in m
+            else m["built_at"], "seen": seen}
+    fs.write_json(posixpath.join(folder, MANIFEST), body)
+    m.update(body)
+
+
+def _sweep(fs: LakeFS, folder: str, keep: set[Any]) -> None:
+    """Delete the files neither this version nor the previous one names (a reader that
+    read the previous manifest may still be reading its files; the gateway retries a
+    query whose file vanished)."""
+    for name in fs.files(folder):
+        if name.endswith(".parquet") and name not in keep:
+            fs.delete(posixpath.join(folder, name), missing_ok=True)
+
+
+__all__ = ["refresh", "pending", "current", "Snapshot", "Refreshed", "RUNS_SCHEMA", "FOLDER"]
+
+
+if __name__ == "__main__":  # one refresh in a process of its own: python -m storage.rollups LAKE
+    import sys
+
+    done = refresh(sys.argv[1])
+    print("busy" if done is None else f"version {done.version}: {done.new_files} files, {done.touched} traces, "
+          f"{done.seconds:.2f} s", flush=True)
