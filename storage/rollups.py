@@ -46,7 +46,8 @@ _TS = pa.timestamp("us", tz="UTC")
 RUNS_SCHEMA = pa.schema([
     ("trace_id", pa.string()), ("agent", pa.string()), ("owner", pa.string()), ("status", pa.string()),
     ("start_time", _TS), ("duration_ms", pa.float64()), ("cost_usd", pa.float64()),
-    ("cost_reported", pa.float64()), ("cost_computed", pa.float64()), ("input_tokens", pa.int64()),
+    ("cost_reported", pa.float64()), ("cost_computed", pa.float64()), ("calls_reported", pa.int64()),
+    ("calls_computed", pa.int64()), ("input_tokens", pa.int64()),
     ("output_tokens", pa.int64()), ("llm_calls", pa.int64()), ("tool_calls", pa.int64()),
     ("eval_score", pa.float64()), ("input_preview", pa.string()), ("output_preview", pa.string()),
     ("date", pa.date32()),

@@ -22,6 +22,10 @@ from starlette.routing import Route
 from processors.config import Privacy
 from storage.values import json_value
 from web.badge import badge, badge_value
+from web.charts import duration
+from web.home import Receivers, overview
+from web.profile import card_figures, profile, profile_charts
+from web.share import ShareImages
 from web.http import SECURITY_HEADERS, RouteMetrics, SecurityHeaders
 from web.site import BADGE_METRICS, SORTS, WINDOWS, BadRequest, NotFound, Site, choice
 
@@ -29,9 +33,17 @@ TEMPLATES = Path(__file__).parent / "templates"
 EMBED_SIZES = ("sm", "md", "lg")
 
 
-def create_app(lake_root: str | Path, privacy: Privacy | None = None) -> Starlette:
-    site = Site(lake_root, privacy)
+def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers: Receivers | None = None, *,
+               refresh_s: float = 2.0, figures_every_s: float = Site.FIGURES_EVERY_S) -> Starlette:
+    """``receivers``: the collector's OTLP endpoints the home page tells SDKs to use (the
+    config's, when started with one; else the defaults). ``refresh_s``: how often the
+    rollups are checked for new lake files; ``figures_every_s``: the least time between two
+    computations of the agents' figures (web.site.Site)."""
+    site = Site(lake_root, privacy, refresh_s=refresh_s, figures_every_s=figures_every_s)
+    receivers = receivers or Receivers()
+    share_images = ShareImages()
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(default=True))
+    env.filters["duration"] = duration  # milliseconds as people read them: 40 ms, 1.83 s
     metrics = RouteMetrics()
 
     def page(template: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -72,6 +84,13 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None) -> Starlet
     def agent_data(request: Request) -> dict[str, Any]:
         return site.agent(request.path_params["name"])
 
+    def profile_data(request: Request) -> dict[str, Any]:
+        return profile(site, request.path_params["name"], str(request.base_url))
+
+    def home_data(request: Request) -> dict[str, Any]:
+        return {**overview(site, receivers, request.url.hostname or "127.0.0.1"),
+                "board": site.leaderboard(request.query_params)}
+
     def insights_data(request: Request) -> dict[str, Any]:
         return site.insights(request.path_params["name"])
 
@@ -84,13 +103,14 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None) -> Starlet
     # -- pages ------------------------------------------------------------------------------
 
     def home(request: Request) -> Response:
-        return page("home.html", board=site.leaderboard(request.query_params))
+        return page("home.html", data=home_data(request))
 
     def leaderboard(request: Request) -> Response:
         return page("leaderboard.html", board=leaderboard_data(request), sorts=SORTS, windows=WINDOWS)
 
     def agent(request: Request) -> Response:
-        return page("agent.html", data=agent_data(request), metrics=BADGE_METRICS)
+        data = profile_data(request)
+        return page("agent.html", data=data, metrics=BADGE_METRICS, charts=profile_charts(data))
 
     def run_page(request: Request) -> Response:
         return page("run.html", data=run_data(request))
@@ -119,6 +139,13 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None) -> Starlet
             return Response(status_code=304, headers={"ETag": etag, "Cache-Control": "max-age=60"})
         return Response(svg, media_type="image/svg+xml", headers={"ETag": etag, "Cache-Control": "max-age=60"})
 
+    def share_image(request: Request) -> Response:
+        key, png = share_images.get(card_figures(site, request.path_params["name"]))
+        headers = {"ETag": f'"{key}"', "Cache-Control": "max-age=300"}
+        if request.headers.get("if-none-match") == headers["ETag"]:
+            return Response(status_code=304, headers=headers)
+        return Response(png, media_type="image/png", headers=headers)
+
     def healthz(request: Request) -> Response:
         return JSONResponse({"ok": True})
 
@@ -142,10 +169,12 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None) -> Starlet
         get("/vs/{a}/{b}", compare),
         get("/api/leaderboard", api(leaderboard_data), json=True),
         get("/api/agents/{name:path}/insights", api(insights_data), json=True),
-        get("/api/agents/{name:path}", api(agent_data), json=True),
+        get("/api/agents/{name:path}", api(profile_data), json=True),
+        get("/api/home", api(home_data), json=True),
         get("/api/runs/{trace_id}", api(run_data), json=True),
         get("/api/vs/{a}/{b}", api(compare_data), json=True),
         get("/badge/{name:path}.svg", badge_svg, json=True),
+        get("/og/{name:path}.png", share_image, json=True),
         Route("/healthz", healthz, methods=["GET", "HEAD"]),
         Route("/metrics", metrics_text, methods=["GET", "HEAD"]),
     ]

@@ -56,8 +56,10 @@ class Site:
     FIGURES_EVERY_S = 5.0
     CACHE_SIZE = 2048
 
-    def __init__(self, lake_root: str | Path, privacy: Privacy | None = None, *, refresh_s: float = 2.0) -> None:
+    def __init__(self, lake_root: str | Path, privacy: Privacy | None = None, *, refresh_s: float = 2.0,
+                 figures_every_s: float = FIGURES_EVERY_S) -> None:
         self.lake_root = lake_root
+        self.figures_every_s = figures_every_s
         self.privacy = privacy or Privacy()
         self.refresh_s = refresh_s
         self._opened: list[Any] = []
@@ -131,7 +133,7 @@ class Site:
 
     def figures(self, window: str) -> dict[str, dict[str, Any]]:
         """Every visible agent's figures over ``window`` (a WINDOWS key), by agent:
-        computed once per rollup version and window, at most every FIGURES_EVERY_S."""
+        computed once per rollup version and window, at most every ``figures_every_s``."""
         import time
 
         from storage.queries import web as q
@@ -139,7 +141,7 @@ class Site:
         snap = self.snapshot()
         with self._figuring:
             f = self._figures.get(window)
-            if f is None or (f["version"] != snap.version and time.monotonic() - f["at"] >= self.FIGURES_EVERY_S):
+            if f is None or (f["version"] != snap.version and time.monotonic() - f["at"] >= self.figures_every_s):
                 now = dt.datetime.now(dt.timezone.utc)
                 hours = WINDOWS[window]
                 since = now - dt.timedelta(hours=hours) if hours else dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)

@@ -50,9 +50,12 @@ def run(args: argparse.Namespace) -> int:
         import os
 
         from collector.child import Child
+        from otelbench.commands.web import receivers_of
 
+        receivers = receivers_of(config, collector.http_port, collector.grpc_port)
         web = Child("otelbench.commands.web:child_main",
-                    (str(config.lake_path), config.privacy, config.web.endpoint, os.getpid()), name="otelbench-web")
+                    (str(config.lake_path), config.privacy, config.web.endpoint, os.getpid(), receivers),
+                    name="otelbench-web")
         web.start()
         print(f"otelbench: web UI on http://{config.web.endpoint}", flush=True)
     stop.wait()

@@ -6,8 +6,14 @@ import argparse
 import sys
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from storage import DEFAULT_LAKE
 from web.config import DEFAULT_WEB_ENDPOINT
+
+if TYPE_CHECKING:
+    from collector.config import Config
+    from web.home import Receivers
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -36,13 +42,32 @@ def run(args: argparse.Namespace) -> int:
             return 2
     lake = args.lake or (config.lake_path if config else DEFAULT_LAKE)
     host, _, port = args.endpoint.rpartition(":")
-    app = create_app(lake, config.privacy if config else Privacy())
+    app = create_app(lake, config.privacy if config else Privacy(), receivers_of(config) if config else None)
     print(f"otelbench: web UI on http://{host}:{port}", flush=True)
     uvicorn.run(app, host=host, port=int(port), log_level="warning")
     return 0
 
 
-def child_main(lake: str, privacy: object, endpoint: str, parent_pid: int) -> None:
+def receivers_of(config: Config, http_port: int | None = None, grpc_port: int | None = None) -> Receivers:
+    """The collector's OTLP endpoints as the home page shows them: the config's, with the
+    ports the receivers were bound to when known (``otelbench serve``: a config may say 0)."""
+    from web.home import Receivers
+
+    otlp = config.receivers.otlp
+    protocols = otlp.protocols if otlp else None
+
+    def endpoint(proto: object, port: int | None) -> str | None:
+        if proto is None:
+            return None
+        host, _, configured = proto.endpoint.rpartition(":")  # type: ignore[attr-defined]
+        return f"{host}:{port or configured}"
+
+    return Receivers(http=endpoint(protocols and protocols.http, http_port),
+                     grpc=endpoint(protocols and protocols.grpc, grpc_port),
+                     auth=bool(otlp and otlp.auth.keys))
+
+
+def child_main(lake: str, privacy: object, endpoint: str, parent_pid: int, receivers: Receivers | None = None) -> None:
     """The web UI inside ``otelbench serve``, in a process of its own (collector.child): its
     DuckDB and templates stay out of the receiver, and it dies with serve."""
     import signal
@@ -55,4 +80,5 @@ def child_main(lake: str, privacy: object, endpoint: str, parent_pid: int) -> No
     _die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # serve decides when we stop (SIGTERM)
     host, _, port = endpoint.rpartition(":")
-    uvicorn.run(create_app(lake, privacy), host=host, port=int(port), log_level="warning")  # type: ignore[arg-type]
+    uvicorn.run(create_app(lake, privacy, receivers), host=host, port=int(port),  # type: ignore[arg-type]
+                log_level="warning")

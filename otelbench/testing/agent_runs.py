@@ -22,6 +22,8 @@ class Run:
     error_type: str = "RuntimeError"
     tool: str | None = None  # a tool the run called
     tool_error: str | None = None  # ... which failed with this message
+    model: str = "smollm2"  # the chat call's model (a priced one, e.g. gpt-4o, gets a computed cost)
+    cost: float | None = None  # the cost the chat call reports (gen_ai.usage.cost)
 
 
 def _messages(role: str, text: str) -> str:
@@ -49,10 +51,12 @@ def send_runs(endpoint: str, runs: Sequence[Run], *, service: str = "demo-agent"
             trace_ids.append(format(root.get_span_context().trace_id, "032x"))
             root.set_attributes({"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": run.agent,
                                  "gen_ai.input.messages": _messages("user", run.task)})
-            with tracer.start_as_current_span("chat smollm2") as call:
+            with tracer.start_as_current_span(f"chat {run.model}") as call:
                 call.set_attributes({"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
-                                     "gen_ai.request.model": "smollm2", "gen_ai.usage.input_tokens": 40,
+                                     "gen_ai.request.model": run.model, "gen_ai.usage.input_tokens": 40,
                                      "gen_ai.usage.output_tokens": 12})
+                if run.cost is not None:
+                    call.set_attribute("gen_ai.usage.cost", run.cost)
             if run.tool:
                 with tracer.start_as_current_span(f"execute_tool {run.tool}", record_exception=False,
                                                   set_status_on_exception=False) as tool:

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from otelbench.testing.agent_runs import Run
+
 START = dt.datetime(2025, 3, 10, tzinfo=dt.timezone.utc)
 CITIES = ("Paris", "Lyon", "Berlin", "Madrid", "Rome", "Oslo", "Lisbon", "Vienna", "Prague", "Dublin", "Athens",
           "Warsaw", "Zurich", "Munich", "Porto", "Nice", "Geneva", "Milan", "Seville", "Krakow")
@@ -426,3 +428,14 @@ def planted_failures(families: Sequence[Family] = CORE, per_family: int | Sequen
                                       "status": pl.String, "error_type": pl.String, "error_message": pl.String,
                                       "failing_tools": pl.String, "output": pl.String, "score": pl.Float64,
                                       "family": pl.String})
+
+
+def as_agent_runs(frame: pl.DataFrame, agent: str = "support-bot", task: str = "Plan my trip.") -> list[Run]:
+    """The planted runs of ``frame`` as ``agent_runs.Run``s of ``agent``, to be sent through
+    a real collector by the real OTel SDK (``agent_runs.send_runs``)."""
+    runs = []
+    for r in frame.iter_rows(named=True):
+        tool, _, tool_error = (r["failing_tools"] or "").partition(": ")
+        runs.append(Run(agent, task, r["output"], error=r["error_message"],
+                        error_type=r["error_type"] or "RuntimeError", tool=tool or None, tool_error=tool_error or None))
+    return runs

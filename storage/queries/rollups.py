@@ -19,14 +19,16 @@ PREVIEW_CHARS = 1000  # of a run's task and answer kept in the rollup (pages lin
 # The rollup's rows, from the views of whatever connection runs it (the whole lake, or
 # the touched traces only: storage.rollups).
 RUN_ROWS = f"""SELECT r.trace_id, r.agent, r.owner, r.status, r.start_time, r.duration_ms, r.cost_usd,
-       c.cost_reported, c.cost_computed, r.input_tokens, r.output_tokens, r.llm_calls, r.tool_calls,
+       c.cost_reported, c.cost_computed, c.calls_reported, c.calls_computed, r.input_tokens, r.output_tokens, r.llm_calls, r.tool_calls,
        r.eval_score, left(r.input, {PREVIEW_CHARS}) AS input_preview,
        left(r.output, {PREVIEW_CHARS}) AS output_preview, r.date
 FROM agent_runs AS r
 LEFT JOIN (
     SELECT trace_id,
            sum(cost_usd) FILTER (WHERE cost_source = 'reported') AS cost_reported,
-           sum(cost_usd) FILTER (WHERE cost_source IS DISTINCT FROM 'reported') AS cost_computed
+           sum(cost_usd) FILTER (WHERE cost_source IS DISTINCT FROM 'reported') AS cost_computed,
+           count(cost_usd) FILTER (WHERE cost_source = 'reported') AS calls_reported,
+           count(cost_usd) FILTER (WHERE cost_source IS DISTINCT FROM 'reported') AS calls_computed
     FROM spans WHERE span_type = 'llm' GROUP BY trace_id
 ) AS c ON c.trace_id = r.trace_id"""
 

@@ -74,4 +74,84 @@ RUN_CLUSTER = """SELECT m.cluster_id, c.description
 FROM cluster_members AS m LEFT JOIN failure_clusters AS c ON c.agent = m.agent AND c.cluster_id = m.cluster_id
 WHERE m.trace_id = $trace_id AND m.cluster_id >= 0"""
 
-__all__ = ["LEADERBOARD", "RECENT_RUNS", "CLUSTERS", "RUN", "RUN_SPANS", "RUN_EVAL", "RUN_CLUSTER"]
+__all__ = ["LEADERBOARD", "RECENT_RUNS", "CLUSTERS", "RUN", "RUN_SPANS", "RUN_EVAL", "RUN_CLUSTER",
+           "LATENCY_BUCKETS", "RUNS_PER_HOUR", "AGENT_COST", "RUN_COST_SOURCES", "CLUSTER_MEMBERS_PER_HOUR",
+           "VISIBLE_RUNS", "INSTANCE", "RECENT_ACTIVITY"]
+
+
+# -- charts, cost labels, share images and the home page (web/profile.py, web/home.py) ---
+
+# One agent's runs per log-spaced latency bucket: bucket i holds [10^(i/k), 10^((i+1)/k))
+# ms, k = $per_decade (web/series.py); shorter than $min_ms counts as $min_ms.
+LATENCY_BUCKETS = f"""WITH {RUNS_CTE}
+SELECT CAST(floor(log10(greatest(duration_ms, $min_ms)) * $per_decade) AS BIGINT) AS bucket,
+       count(*) AS runs
+FROM runs
+WHERE agent = $agent AND duration_ms IS NOT NULL AND {_VISIBLE}
+GROUP BY bucket
+ORDER BY bucket"""
+
+# One agent's runs and failed runs per hour (UTC); web/series.py regroups them by day,
+# week or month.
+RUNS_PER_HOUR = f"""WITH {RUNS_CTE}
+SELECT date_trunc('hour', start_time) AS hour, count(*) AS runs,
+       count(*) FILTER (WHERE status = 'error') AS failures
+FROM runs
+WHERE agent = $agent AND start_time IS NOT NULL AND {_VISIBLE}
+GROUP BY hour
+ORDER BY hour"""
+
+# One agent's llm-call cost per source (reported | computed): the sum, the calls and the
+# runs that have any (web/cost.py labels them).
+AGENT_COST = f"""WITH {RUNS_CTE}
+SELECT 'reported' AS source, sum(cost_reported) AS total_usd, coalesce(sum(calls_reported), 0) AS calls,
+       count(cost_reported) AS runs
+FROM runs WHERE agent = $agent AND {_VISIBLE}
+UNION ALL
+SELECT 'computed', sum(cost_computed), coalesce(sum(calls_computed), 0), count(cost_computed)
+FROM runs WHERE agent = $agent AND {_VISIBLE}"""
+
+# The cost sources of some runs ($trace_ids), one row per run with any.
+RUN_COST_SOURCES = f"""WITH {RUNS_CTE}
+SELECT trace_id, CASE WHEN cost_computed IS NOT NULL AND cost_reported IS NOT NULL THEN ['computed', 'reported']
+                      WHEN cost_computed IS NOT NULL THEN ['computed'] ELSE ['reported'] END AS sources
+FROM runs
+WHERE list_contains($trace_ids, trace_id) AND (cost_computed IS NOT NULL OR cost_reported IS NOT NULL)"""
+
+# One agent's clustered failed runs per cluster and hour (noise, -1, left out); visible
+# runs only.
+CLUSTER_MEMBERS_PER_HOUR = f"""WITH {RUNS_CTE}
+SELECT m.cluster_id, date_trunc('hour', r.start_time) AS hour, count(*) AS runs
+FROM cluster_members AS m
+JOIN (SELECT trace_id, start_time FROM runs WHERE agent = $agent AND {_VISIBLE}) AS r
+  ON r.trace_id = m.trace_id
+WHERE m.agent = $agent AND m.cluster_id >= 0 AND r.start_time IS NOT NULL
+GROUP BY ALL
+ORDER BY m.cluster_id, hour"""
+
+# Which of some runs ($trace_ids: a cluster's examples) may be shown, with their time
+# and status.
+VISIBLE_RUNS = f"""WITH {RUNS_CTE}
+SELECT trace_id, start_time, status
+FROM runs
+WHERE list_contains($trace_ids, trace_id) AND {_VISIBLE}
+ORDER BY start_time DESC, trace_id"""
+
+# What this instance holds: visible agents and runs, their llm and tool calls, the first
+# and last run, and the models benchmarked (bench_results).
+INSTANCE = f"""WITH {RUNS_CTE}
+SELECT count(DISTINCT agent) AS agents, count(*) AS runs,
+       coalesce(sum(llm_calls), 0) AS llm_calls, coalesce(sum(tool_calls), 0) AS tool_calls,
+       min(start_time) AS first_run, max(start_time) AS last_run,
+       (SELECT count(DISTINCT model) FROM bench_results) AS models_benchmarked
+FROM runs
+WHERE {_VISIBLE}"""
+
+# The latest visible runs of every agent, newest first (no input or output: the home page
+# quotes none).
+RECENT_ACTIVITY = f"""WITH {RUNS_CTE}
+SELECT trace_id, agent, status, start_time, duration_ms, eval_score, cost_usd
+FROM runs
+WHERE {_VISIBLE}
+ORDER BY start_time DESC, trace_id
+LIMIT $limit"""

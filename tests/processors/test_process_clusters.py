@@ -8,12 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import polars as pl
 import yaml
 from sklearn.metrics import adjusted_rand_score  # scikit-learn comes with hdbscan
 
 from otelbench.testing.agent_runs import Run, send_runs
-from otelbench.testing.failures import CORE, planted_failures
+from otelbench.testing.failures import CORE, as_agent_runs, planted_failures
 from otelbench.testing.wait import wait_for
 from storage.duckdb import open_lake
 
@@ -23,15 +22,6 @@ ROOT = Path(__file__).resolve().parents[2]
 def rows(lake: Path, sql: str) -> list[tuple]:
     with open_lake(lake) as gw:
         return gw.query(sql, max_rows=None).rows
-
-
-def as_runs(frame: pl.DataFrame) -> list[Run]:
-    runs = []
-    for r in frame.iter_rows(named=True):
-        tool, _, tool_error = (r["failing_tools"] or "").partition(": ")
-        runs.append(Run("support-bot", "Plan my trip.", r["output"], error=r["error_message"],
-                        error_type=r["error_type"] or "RuntimeError", tool=tool or None, tool_error=tool_error or None))
-    return runs
 
 
 def process(cfg: Path) -> subprocess.CompletedProcess[str]:
@@ -44,7 +34,7 @@ def test_failures_sent_through_the_collector_come_back_as_their_families_with_st
     planted = planted_failures(families, 15, noise=4, successes=0, seed=3)
     later = planted_failures(families, 2, seed=4, first_trace=10_000)
     url = f"http://127.0.0.1:{collector.http_port}"
-    ids = send_runs(url, as_runs(planted)) + send_runs(url, [Run("support-bot", "Weather in Oslo?", "Sunny, 12 C.")])
+    ids = send_runs(url, as_agent_runs(planted)) + send_runs(url, [Run("support-bot", "Weather in Oslo?", "Sunny, 12 C.")])
     truth = dict(zip(ids, [*planted["family"].to_list(), "success"]))
     lake = Path(collector.config.exporters.parquet.path)
     wait_for(lambda: rows(lake, "SELECT count(*) FROM agent_runs")[0][0] == len(ids), what="runs in the lake")
@@ -71,7 +61,7 @@ def test_failures_sent_through_the_collector_come_back_as_their_families_with_st
         assert abs(share - size / len(members)) < 1e-9 and description and examples > 0 and terms > 0
 
     # a second pass with a few more failures keeps every family's id
-    more = send_runs(url, as_runs(later))
+    more = send_runs(url, as_agent_runs(later))
     wait_for(lambda: rows(lake, "SELECT count(*) FROM agent_runs")[0][0] == len(ids) + len(more), what="more runs")
     assert process(cfg).returncode == 0
     again = dict(rows(lake, "SELECT trace_id, cluster_id FROM cluster_members"))

@@ -41,6 +41,8 @@ def test_serve_serves_the_web_ui_over_the_lake_it_writes(tmp_path):
         wait_for(lambda: (r := _get(f"{web}/api/agents/calc")) is not None and r.status_code == 200
                  and r.json()["agent"]["runs"] == 3, timeout_s=30, what="the web UI showing the runs")
         assert _get(f"{web}/leaderboard").headers["x-content-type-options"] == "nosniff"
+        # the home page tells SDKs the port the receiver was bound to (the config says 0)
+        assert [s["url"] for s in _get(f"{web}/api/home").json()["setup"]] == [served.url]
     assert served.proc.returncode == 0, served.err
     assert f"web UI on http://127.0.0.1:{port}" in served.out
     assert _get(f"{web}/healthz") is None  # gone with serve
