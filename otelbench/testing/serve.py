@@ -1,9 +1,11 @@
 """``otelbench serve`` in a process of its own, for tests: started with a config, its
-OTLP/HTTP URL read from what it prints, stopped with SIGTERM as an operator would."""
+OTLP/HTTP URL read from what it prints, stopped with SIGTERM as an operator would; and
+``otelbench web`` the same way (``serve_web``)."""
 
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -39,3 +41,39 @@ def serve(config: Path) -> Iterator[Served]:
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=60)
     served.out, served.err = "".join(printed) + out, err
+
+
+@contextmanager
+def serve_web(lake: Path, *, config: Path | None = None) -> Iterator[str]:
+    """``otelbench web`` over ``lake`` on a free port; yields its base URL once ``/healthz``
+    answers, and stops it with SIGTERM."""
+    import httpx
+
+    from otelbench.testing.wait import wait_for
+
+    port = free_port()
+    args = [sys.executable, "-m", "otelbench", "web", "--lake", str(lake), "--endpoint", f"127.0.0.1:{port}"]
+    proc = subprocess.Popen(args + (["--config", str(config)] if config else []), cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+
+    def healthy() -> bool:
+        assert proc.poll() is None, proc.stderr.read()  # type: ignore[union-attr]
+        try:
+            return httpx.get(f"{url}/healthz", timeout=2).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    try:
+        wait_for(healthy, what=f"otelbench web answering on {url}")
+        yield url
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=60)
+
+
+def free_port() -> int:
+    """A port free now on 127.0.0.1 (for a server that cannot be told to pick one itself)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

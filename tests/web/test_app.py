@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from otelbench.testing.agent_runs import Run, send_runs
-from otelbench.testing.wait import wait_for
+from otelbench.testing.agent_runs import Run
+from otelbench.testing.collector import lake_of_runs
 from processors.config import Privacy
 from storage.duckdb import open_lake
 from web.app import create_app
@@ -22,23 +22,12 @@ HIDDEN_INPUT = "the-hidden-input-text"
 
 @pytest.fixture(scope="module")
 def lake(tmp_path_factory) -> Path:
-    from collector.runtime import Collector
-    from otelbench.testing.collector import collector_config
-
-    tmp = tmp_path_factory.mktemp("web")
-    collector = Collector(collector_config(tmp)).start()
-    try:
-        runs = [Run("calc", f"What is {i} + 1?", f"{i + 1}") for i in range(6)]
-        runs += [Run("calc", "Divide by zero", None, error="ZeroDivisionError: division by zero")]
-        runs += [Run("payroll", SECRET, SECRET)] * 3
-        runs += [Run("quiet", HIDDEN_INPUT, "a hidden answer")] * 2
-        runs += [Run(HOSTILE_NAME, "hi", HOSTILE_OUTPUT)]
-        send_runs(f"http://127.0.0.1:{collector.http_port}", runs)
-        lake = Path(collector.config.exporters.parquet.path)
-        wait_for(lambda: _sql(lake, "SELECT count(*) FROM agent_runs")[0][0] == len(runs), what="runs in the lake")
-    finally:
-        collector.stop()
-    return lake
+    runs = [Run("calc", f"What is {i} + 1?", f"{i + 1}") for i in range(6)]
+    runs += [Run("calc", "Divide by zero", None, error="ZeroDivisionError: division by zero")]
+    runs += [Run("payroll", SECRET, SECRET)] * 3
+    runs += [Run("quiet", HIDDEN_INPUT, "a hidden answer")] * 2
+    runs += [Run(HOSTILE_NAME, "hi", HOSTILE_OUTPUT)]
+    return lake_of_runs(tmp_path_factory.mktemp("web"), runs)
 
 
 def _sql(lake: Path, sql: str) -> list[tuple]:

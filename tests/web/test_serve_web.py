@@ -3,19 +3,12 @@ over the lake it writes; SIGTERM stops both."""
 
 from __future__ import annotations
 
-import socket
-
 import httpx
 import yaml
 
 from otelbench.testing.agent_runs import Run, send_runs
-from otelbench.testing.serve import serve
+from otelbench.testing.serve import free_port, serve
 from otelbench.testing.wait import wait_for
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _get(url: str) -> httpx.Response | None:
@@ -26,7 +19,7 @@ def _get(url: str) -> httpx.Response | None:
 
 
 def test_serve_serves_the_web_ui_over_the_lake_it_writes(tmp_path):
-    port = _free_port()
+    port = free_port()
     cfg = tmp_path / "otel-config.yaml"
     cfg.write_text(yaml.safe_dump({
         "receivers": {"otlp": {"protocols": {"http": {"endpoint": "127.0.0.1:0"}}}},
