@@ -26,7 +26,7 @@ from bench_runner.client import ErrorKind, RunResult, llama_cpp_python_counter, 
 from bench_runner.gguf import GgufLookup, Status, default_roots, locate_gguf
 from bench_runner.hardware import Hardware
 from bench_runner.servers import ServerInfo
-from bench_runner.spans import BenchSpans, record_run, record_summary
+from bench_runner.spans import BenchSpans, record_reply, record_run, record_summary
 
 RESULT_SCHEMA_VERSION = 1
 QUICK_TESTS = 4  # --quick: the tests judged on the suite's first replies (distinct requests)
@@ -148,6 +148,9 @@ def run_model(
     }
     root_settings = {"server.kind": server.kind, "speed.version": speed.SPEED_VERSION, "quick": opts.quick,
                      "runs": runs}
+    # the machine, so results from several machines stay apart (web: /models/{name})
+    root_settings |= {"hardware.cpu": hardware.cpu.model, "hardware.gpus": [g.name for g in hardware.gpus],
+                      "hardware.ram_bytes": hardware.ram_bytes}
     with httpx.Client(timeout=httpx.Timeout(120, connect=5)) as client, \
             spans.model_run(model, base_url, suite.name, suite.version, provider=server.provider,
                             settings=root_settings) as root:
@@ -213,6 +216,8 @@ def _run_suite(suite: suites.Suite, opts: Options, model: str, server: ServerInf
             run = measure_run(server.base_url, model, test.messages(), max_tokens=test.max_tokens,
                               client=client, api_key=opts.api_key)
             record_run(span, run)
+            if run.ok:
+                record_reply(span, run.text, run.finish_reason)
         chat_spans[test.reply_key] = span.get_span_context()
         progress.on_request(test.name)
         if not run.ok:

@@ -5,7 +5,8 @@ The tree of one model run (``bench.kind`` marks the two kinds the lake's views r
 
     bench <model>          invoke_workflow; bench.kind=model_run, suite, settings, then
                            the summary (record_summary) and an error status on failures
-    ├── chat <model>       one per request (speed case or suite reply): record_run
+    ├── chat <model>       one per request (speed case or suite reply): record_run; a
+    │                      suite reply also carries its text (record_reply)
     │   └── test <name>    bench.kind=test: one per judged test, under the reply it judged
     └── …
 
@@ -19,6 +20,7 @@ names follow the GenAI conventions where one exists
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Iterator
@@ -38,6 +40,7 @@ SERVICE_NAME = "otelbench-bench"
 SCOPE_NAME = "otelbench.bench_runner"  # the lake's bench views select on it (spans.scope_name)
 DEFAULT_OTLP_ENDPOINT = DEFAULT_URL
 REASON_CHARS = 500
+REPLY_CHARS = 4000  # of a suite reply kept on its span; the checker judged the whole reply
 
 
 class _CountingExporter(SpanExporter):
@@ -175,6 +178,18 @@ def record_run(span: Span, run: RunResult) -> None:
     if not run.ok:
         span.set_status(Status(StatusCode.ERROR, str(run.error or "run failed")))
         span.set_attribute("error.type", str(run.error_kind or "bench_run_failed"))
+
+
+def record_reply(span: Span, text: str, finish_reason: str | None = None) -> None:
+    """The reply a test was judged on, on its chat span as ``gen_ai.output.messages`` (the
+    GenAI convention's JSON, cut to REPLY_CHARS): the evidence beside each verdict. Speed
+    cases' replies are not kept: their timing is the result, their text is noise."""
+    if not span.is_recording():
+        return
+    message: dict[str, Any] = {"role": "assistant", "parts": [{"type": "text", "content": text[:REPLY_CHARS]}]}
+    if finish_reason:
+        message["finish_reason"] = finish_reason
+    span.set_attribute("gen_ai.output.messages", json.dumps([message], ensure_ascii=False))
 
 
 def record_summary(span: Span, summary: Mapping[str, Any], problems: Sequence[str] = ()) -> None:

@@ -1,6 +1,7 @@
 """The read-only web UI: one route table, jinja2 pages (autoescape on) and a JSON twin for
 every page (``/api/...``), all answering from ``web.site.Site`` (which reads
-``storage/queries/web.py`` through the lake's read gateway). Only GET and HEAD; nothing a
+``storage/queries/web.py`` through the lake's read gateway) and, for models and
+benchmarks, ``web.models`` (``storage/queries/web_models.py``). Only GET and HEAD; nothing a
 visitor sends changes data. Routes and what each shows: docs/web.md.
 """
 
@@ -21,6 +22,7 @@ from starlette.routing import Route
 
 from processors.config import Privacy
 from storage.values import json_value
+from web import models
 from web.badge import badge, badge_value
 from web.charts import duration
 from web.home import Receivers, overview
@@ -44,6 +46,7 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
     share_images = ShareImages()
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(default=True))
     env.filters["duration"] = duration  # milliseconds as people read them: 40 ms, 1.83 s
+    env.filters["visible"] = models.visible
     metrics = RouteMetrics()
 
     def page(template: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -79,7 +82,9 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
     # -- the data behind each page --------------------------------------------------------
 
     def leaderboard_data(request: Request) -> dict[str, Any]:
-        return site.leaderboard(request.query_params)
+        if choice(request.query_params, "tab", models.LEADERBOARD_TABS, "agents") == "models":
+            return models.leaderboard(site, request.query_params)
+        return {"tab": "agents", "evidence": models.TELEMETRY, **site.leaderboard(request.query_params)}
 
     def agent_data(request: Request) -> dict[str, Any]:
         return site.agent(request.path_params["name"])
@@ -98,7 +103,17 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
         return site.run(request.path_params["trace_id"])
 
     def compare_data(request: Request) -> dict[str, Any]:
-        return site.compare(request.path_params["a"], request.path_params["b"])
+        a, b = models.vs_names(request.scope.get("raw_path") or request.url.path.encode())
+        return models.versus(site, a, b, request.query_params)
+
+    def model_data(request: Request) -> dict[str, Any]:
+        return models.model(site, request.path_params["name"])
+
+    def benchmarks_data(request: Request) -> dict[str, Any]:
+        return models.benchmarks(site)
+
+    def benchmark_data(request: Request) -> dict[str, Any]:
+        return models.benchmark(site, request.path_params["suite"])
 
     # -- pages ------------------------------------------------------------------------------
 
@@ -106,7 +121,10 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
         return page("home.html", data=home_data(request))
 
     def leaderboard(request: Request) -> Response:
-        return page("leaderboard.html", board=leaderboard_data(request), sorts=SORTS, windows=WINDOWS)
+        board = leaderboard_data(request)
+        if board["tab"] == "models":
+            return page("leaderboard_models.html", board=board, sorts=models.MODEL_SORTS)
+        return page("leaderboard.html", board=board, sorts=SORTS, windows=WINDOWS)
 
     def agent(request: Request) -> Response:
         data = profile_data(request)
@@ -116,7 +134,17 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
         return page("run.html", data=run_data(request))
 
     def compare(request: Request) -> Response:
-        return page("compare.html", data=compare_data(request))
+        data = compare_data(request)
+        return page("compare.html" if data["kind"] == "agents" else "compare_models.html", data=data)
+
+    def model_page(request: Request) -> Response:
+        return page("model.html", data=model_data(request))
+
+    def benchmarks_page(request: Request) -> Response:
+        return page("benchmarks.html", data=benchmarks_data(request))
+
+    def benchmark_page(request: Request) -> Response:
+        return page("benchmark.html", data=benchmark_data(request))
 
     def embed(request: Request) -> Response:
         size = choice(request.query_params, "size", EMBED_SIZES, "md")
@@ -166,13 +194,19 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
         get("/agents/{name:path}", agent),
         get("/runs/{trace_id}", run_page),
         get("/embed/{name:path}", embed),
-        get("/vs/{a}/{b}", compare),
+        get("/vs/{pair:path}", compare),  # two names, a '/' inside one written %2F (web.models.vs_names)
+        get("/models/{name:path}", model_page),
+        get("/benchmarks", benchmarks_page),
+        get("/benchmarks/{suite:path}", benchmark_page),
         get("/api/leaderboard", api(leaderboard_data), json=True),
         get("/api/agents/{name:path}/insights", api(insights_data), json=True),
         get("/api/agents/{name:path}", api(profile_data), json=True),
         get("/api/home", api(home_data), json=True),
         get("/api/runs/{trace_id}", api(run_data), json=True),
-        get("/api/vs/{a}/{b}", api(compare_data), json=True),
+        get("/api/vs/{pair:path}", api(compare_data), json=True),
+        get("/api/models/{name:path}", api(model_data), json=True),
+        get("/api/benchmarks", api(benchmarks_data), json=True),
+        get("/api/benchmarks/{suite:path}", api(benchmark_data), json=True),
         get("/badge/{name:path}.svg", badge_svg, json=True),
         get("/og/{name:path}.png", share_image, json=True),
         Route("/healthz", healthz, methods=["GET", "HEAD"]),

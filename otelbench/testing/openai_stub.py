@@ -146,6 +146,21 @@ def s_normal(out: Out, p: dict[str, float]) -> None:
     out.end()
 
 
+# What a renderer must show as inert text: markup, a script URL, an RTL override.
+MARKUP_REPLY = '<script>alert(1)</script>"><img src=x onerror=alert(2)><a href="javascript:alert(3)">x</a>\u202egnp.exe'
+
+
+def s_markup(out: Out, p: dict[str, float]) -> None:
+    """A reply of hostile markup (MARKUP_REPLY), then ``pad`` characters more (a long reply)."""
+    out.start()
+    out.send(content(MARKUP_REPLY), token=True)
+    if p.get("pad"):
+        out.send(content("x" * int(p["pad"])), token=True)
+    out.send(STOP)
+    out.send(DONE)
+    out.end()
+
+
 def s_usage(out: Out, p: dict[str, float]) -> None:
     # completion_tokens deliberately differs from the 3 chunks: the count must come from here
     out.start()
@@ -435,6 +450,7 @@ SCRIPTS: dict[str, Script] = {
     "ollama": s_ollama, "role-first": s_role_first, "reasoning": s_reasoning, "tools": s_tools,
     "cut": s_cut, "hangup": s_hangup, "http500": s_http500, "garbage": s_garbage, "error": s_error, "stall": s_stall,
     "empty": s_empty, "json": s_json, "paced": s_paced, "weather": s_weather,
+    "markup": s_markup,
 }  # fmt: skip
 
 

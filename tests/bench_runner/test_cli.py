@@ -5,18 +5,11 @@ from __future__ import annotations
 
 import json
 import socket
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from storage.duckdb import open_lake
-
-
-def bench(*args: str, timeout: int = 900) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "otelbench", "bench", *args], capture_output=True, text=True,
-                          timeout=timeout, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "HOME": "/tmp"})
+from tests.model_fixture import bench
 
 
 def _free_port() -> int:
@@ -26,21 +19,9 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def quick_run(llama_server, tmp_path_factory):
-    """One --quick run with spans exported to a real collector; shared by the assertions below."""
-    from collector.runtime import Collector
-    from otelbench.testing.collector import collector_config
-
-    tmp = tmp_path_factory.mktemp("bench")
-    collector = Collector(collector_config(tmp)).start()
-    try:
-        proc = bench(llama_server.model_id, "--base-url", llama_server.base_url, "--quick", "--out", str(tmp / "out"),
-                     "--otlp-endpoint", f"http://127.0.0.1:{collector.http_port}")
-        collector.wait_flushed()
-    finally:
-        collector.stop()
-    files = sorted((tmp / "out").glob("*.json"))
-    return proc, files, tmp
+def quick_run(quick_bench):
+    """One --quick run with spans exported to a real collector (tests/model_fixture.py)."""
+    return quick_bench
 
 
 def test_quick_run_writes_a_complete_result(quick_run):

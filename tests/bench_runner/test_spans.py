@@ -4,6 +4,7 @@ and bench_tests views (storage.queries) — one row per model run, one per judge
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -125,3 +126,27 @@ def test_test_spans_are_not_model_calls(benched: dict[str, Any], lake: Gateway) 
     assert runs == [{"root_name": "bench http500", "llm_calls": 10, "status": "error"},
                     {"root_name": "bench normal", "llm_calls": 10, "status": "ok"}]
 
+
+
+def test_suite_replies_and_the_machine_are_recorded(benched: dict[str, Any], lake: Gateway) -> None:
+    """The evidence beside each verdict (the reply's text, as GenAI output messages on its
+    chat span) and the machine the run was made on (bench_results.hardware_*)."""
+    replies = rows(lake, """SELECT t.model, t.test, c.output_messages FROM bench_tests AS t
+                            JOIN llm_calls AS c ON c.trace_id = t.trace_id AND c.span_id = t.reply_span_id
+                            ORDER BY t.model, t.start_time""")
+    for model in MODELS:
+        expected = [(t["name"], t["response"]) for t in benched["runs"][model].result["tests"]]
+        got = [(r["test"], r["output_messages"]) for r in replies if r["model"] == model]
+        if model == "normal":
+            assert [(n, json.loads(m)) for n, m in got] == [
+                (n, [{"role": "assistant", "parts": [{"type": "text", "content": text}], "finish_reason": "stop"}])
+                for n, text in expected] and expected[0][1] == "Hello world!"
+        else:  # no reply: nothing recorded, the failure is the span's status
+            assert [m for _, m in got] == [None] * len(expected)
+    speed = rows(lake, """SELECT count(*) AS n FROM spans WHERE output_messages IS NOT NULL
+                          AND attributes->>'$."bench.case"' <> 'suite'""")
+    assert speed == [{"n": 0}]  # a speed case's text is not kept
+    hardware = benched["runs"]["normal"].result["hardware"]
+    machine = rows(lake, "SELECT DISTINCT hardware_cpu, hardware_gpus, hardware_ram_bytes FROM bench_results")
+    assert machine == [{"hardware_cpu": hardware["cpu"]["model"], "hardware_gpus": [g["name"] for g in hardware["gpus"]],
+                        "hardware_ram_bytes": hardware["ram_bytes"]}]

@@ -17,7 +17,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,13 +26,9 @@ import pytest
 from bench_runner import model_fetch, suites
 from bench_runner.llama_server import LlamaServer, find_embedded_model
 from storage.duckdb import open_lake
+from tests.model_fixture import bench
 
 pytestmark = [pytest.mark.slow, pytest.mark.model]
-
-
-def bench(*args: str, timeout: int = 900) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "otelbench", "bench", *args], capture_output=True, text=True,
-                          timeout=timeout, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "HOME": "/tmp"})
 
 
 @dataclass

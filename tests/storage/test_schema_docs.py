@@ -58,6 +58,17 @@ def test_every_view_column_is_documented_with_its_type(view: str, described: dic
     assert all(meaning for _, meaning in docs.values())
 
 
+def test_the_runs_rollup_is_documented_with_its_types() -> None:
+    import duckdb
+
+    from storage.rollups import RUNS_SCHEMA
+
+    con = duckdb.connect()
+    con.register("runs", RUNS_SCHEMA.empty_table())
+    actual = {r[0]: r[1] for r in con.sql("DESCRIBE runs").fetchall()}
+    assert {c: t for c, (t, _) in documented()["runs"].items()} == actual
+
+
 def test_partitioning_and_version_are_documented() -> None:
     text = DOC.read_text()
     assert f"**Schema version: {SCHEMA_VERSION}**" in text
