@@ -191,8 +191,11 @@ def final_answer(messages: str) -> str:
     return f"nullif(CAST(to_json(list_filter(TRY_CAST({messages} AS JSON[]), {keep})[-1:]) AS VARCHAR), '[]')"
 
 
-# The service name of the judge's own traces (processors/judge sets it on its tracer).
+# The service names of otelbench's own traces, which are not an agent's runs: the judge's
+# (processors/judge sets it on its tracer) and the bench runner's (bench_runner/spans.py:
+# benchmark evidence, read through bench_results, never mixed into agents' telemetry).
 JUDGE_SERVICE = "otelbench-judge"
+BENCH_SERVICE = "otelbench-bench"
 
 # One row per trace. The run's agent: the outermost span that names one (the root if it
 # does, else an agent span, else the earliest: a span starts before what it calls), and
@@ -258,8 +261,9 @@ FROM per_trace AS t
 -- one row per trace_id on both: DuckDB drops each join unless its columns are selected
 LEFT JOIN llm_io AS io ON io.trace_id = t.trace_id
 LEFT JOIN scores AS e ON e.trace_id = t.trace_id
--- the judge's own calls are traced like any GenAI call, but they are not an agent's runs
-WHERE t.genai_spans > 0 AND t.service_name IS DISTINCT FROM '{JUDGE_SERVICE}'"""
+-- the judge's and the bench runner's own calls are traced like any GenAI call, but they
+-- are not an agent's runs
+WHERE t.genai_spans > 0 AND coalesce(t.service_name, '') NOT IN ('{JUDGE_SERVICE}', '{BENCH_SERVICE}')"""
 
 
 

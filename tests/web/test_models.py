@@ -267,12 +267,13 @@ def test_two_models_side_by_side(client: TestClient, bench: dict[str, Any]) -> N
                if line["figure"] != "tests_passed")
 
 
-def test_vs_picks_agents_when_both_names_are_agents(client: TestClient) -> None:
-    # the bench runner's own traces are agent runs of "otelbench-bench" (bench_runner/spans.py)
-    data = client.get("/api/vs/otelbench-bench/otelbench-bench").json()
-    assert data["kind"] == "agents" and data["evidence"] == "self-reported telemetry" and data["lines"]
-    assert client.get("/vs/otelbench-bench/otelbench-bench").status_code == 200
-    assert client.get("/api/vs/otelbench-bench/otelbench-bench?kind=models").status_code == 404
+def test_the_bench_runners_own_traces_are_evidence_not_an_agents_runs(client: TestClient) -> None:
+    # its traces name the agent "otelbench-bench" (bench_runner/spans.py); agent_runs leaves
+    # them out (benchmark evidence is never counted as telemetry), so it is no agent here
+    board = client.get("/api/leaderboard?window=all").json()
+    assert "otelbench-bench" not in {a["agent"] for a in board["agents"] + board["unranked"]}
+    assert client.get("/api/agents/otelbench-bench").status_code == 404
+    assert client.get("/api/vs/otelbench-bench/otelbench-bench").status_code == 404
 
 
 def test_a_private_owners_model_appears_nowhere(client: TestClient, bench: dict[str, Any]) -> None:
