@@ -33,6 +33,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -113,19 +114,22 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def sample_targets(root: Path) -> dict[str, str]:
+def sample_targets(root: Path) -> dict[str, Any]:
     with open_lake(root) as gw:
-        agents = [r[0] for r in gw.query("SELECT DISTINCT agent FROM evals LIMIT 50").rows]
-        trace = gw.query("SELECT trace_id FROM evals LIMIT 1 OFFSET 12345").rows[0][0]
-    return {"a": agents[0], "b": agents[1], "agent": agents[2], "trace": trace}
+        agents = sorted(r[0] for r in gw.query("SELECT DISTINCT agent FROM evals").rows)
+        traces = [r[0] for r in gw.query("SELECT trace_id FROM evals USING SAMPLE 200 ROWS").rows]
+    return {"a": agents[0], "b": agents[1], "agent": agents[2], "trace": traces[0], "agents": agents[3:],
+            "traces": traces[1:]}
 
 
-async def load(base: str, path: str, requests: int, clients: int) -> list[float]:
+async def load(base: str, path: str | list[str], requests: int, clients: int) -> list[float]:
+    """``requests`` GETs of ``path`` (or of each of a list of paths, once) from ``clients``
+    concurrent clients; their latencies."""
     latencies: list[float] = []
-    todo = iter(range(requests))
+    todo = iter(path if isinstance(path, list) else [path] * requests)
     async with httpx.AsyncClient(base_url=base, timeout=60) as http:
         async def client() -> None:
-            for _ in todo:
+            for path in todo:
                 t0 = time.perf_counter()
                 r = await http.get(path)
                 latencies.append(time.perf_counter() - t0)
@@ -186,6 +190,13 @@ def main() -> None:
                 shown = path.replace(t["agent"], "AGENT").replace(t["trace"], "TRACE").replace(t["a"], "A").replace(
                     t["b"], "B")
                 print(f"{shown:<48} {pct(lat, 50):>8.1f} {pct(lat, 95):>8.1f}", flush=True)
+            # nothing cached: each request the first for its agent or run (answers are cached
+            # per rollup version, so the routes above measure mostly warm answers)
+            for label, paths in (("/api/agents/AGENT, each agent's first view", [f"/api/agents/{a}" for a in t["agents"][::2]]),
+                                 ("/agents/AGENT, each agent's first view", [f"/agents/{a}" for a in t["agents"][1::2]]),
+                                 ("/api/runs/TRACE, each run's first view", [f"/api/runs/{x}" for x in t["traces"]])):
+                lat = asyncio.run(load(base, paths, len(paths), args.clients))
+                print(f"{label:<48} {pct(lat, 50):>8.1f} {pct(lat, 95):>8.1f}   ({len(paths)} requests)", flush=True)
             rss = psutil.Process(web.pid).memory_info().rss
             print(f"web process RSS {rss / 2**20:.0f} MiB")
         finally:

@@ -28,6 +28,7 @@ from web.charts import duration
 from web.home import Receivers, overview
 from web.profile import card_figures, profile, profile_charts
 from web.share import ShareImages
+from web.text import message_text
 from web.http import SECURITY_HEADERS, RouteMetrics, SecurityHeaders
 from web.site import BADGE_METRICS, SORTS, WINDOWS, BadRequest, NotFound, Site, choice
 
@@ -46,6 +47,7 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
     share_images = ShareImages()
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(default=True))
     env.filters["duration"] = duration  # milliseconds as people read them: 40 ms, 1.83 s
+    env.filters["message_text"] = message_text  # a task or answer (JSON messages) as its text
     env.filters["visible"] = models.visible
     metrics = RouteMetrics()
 

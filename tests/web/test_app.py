@@ -94,13 +94,17 @@ def test_security_headers(client: TestClient) -> None:
     assert headers["x-content-type-options"] == "nosniff"
 
 
-ROUTES = ["/", "/leaderboard?window=all", "/api/leaderboard?window=all", "/agents/quiet", "/api/agents/quiet",
-          "/badge/quiet.svg?metric=runs", "/agents/calc", "/api/agents/calc"]
-NAMED = ["/agents/{}", "/api/agents/{}", "/api/agents/{}/insights", "/badge/{}.svg", "/badge/{}.svg?metric=runs"]
+ROUTES = ["/", "/api/home", "/leaderboard?window=all", "/api/leaderboard?window=all", "/leaderboard?tab=models",
+          "/api/leaderboard?tab=models", "/benchmarks", "/api/benchmarks", "/agents/quiet", "/api/agents/quiet",
+          "/api/agents/quiet/insights", "/badge/quiet.svg?metric=runs", "/embed/quiet", "/embed/quiet?theme=dark&size=lg",
+          "/agents/calc", "/api/agents/calc", "/vs/calc/quiet", "/api/vs/calc/quiet", "/metrics"]
+NAMED = ["/agents/{}", "/api/agents/{}", "/api/agents/{}/insights", "/badge/{}.svg", "/badge/{}.svg?metric=runs",
+         "/embed/{}", "/og/{}.png", "/vs/{}/calc", "/api/vs/{}/calc", "/vs/calc/{}", "/models/{}", "/api/models/{}"]
 
 
-def test_a_private_agent_appears_nowhere_and_hidden_io_is_never_shown(client: TestClient) -> None:
-    for route in ROUTES:
+def test_a_private_agent_appears_nowhere_and_hidden_io_is_never_shown(client: TestClient, lake: Path) -> None:
+    quiet_runs = [r[0] for r in _sql(lake, "SELECT trace_id FROM agent_runs WHERE agent = 'quiet'")]
+    for route in ROUTES + [f"/runs/{t}" for t in quiet_runs] + [f"/api/runs/{t}" for t in quiet_runs]:
         body = client.get(route).text
         assert "payroll" not in body and SECRET not in body, route
         assert HIDDEN_INPUT not in body and "a hidden answer" not in body, route
@@ -111,6 +115,10 @@ def test_a_private_agent_appears_nowhere_and_hidden_io_is_never_shown(client: Te
         assert SECRET not in private.text
     assert client.get("/agents/payroll").status_code == 404
     assert client.get("/api/agents/quiet").json()["agent"]["runs"] == 2
+    for trace in (r[0] for r in _sql(lake, "SELECT trace_id FROM agent_runs WHERE agent = 'payroll'")):
+        for route in ("/runs/{}", "/api/runs/{}"):  # a private run: the answer an unknown trace id gets
+            private, unknown = client.get(route.format(trace)), client.get(route.format("0" * 32))
+            assert (private.status_code, private.text.replace(trace, "0" * 32)) == (404, unknown.text), route
 
 
 def test_hostile_span_content_is_inert_text(client: TestClient) -> None:
