@@ -37,6 +37,8 @@ from storage.schema import CLUSTER_MEMBERS, EVALS, FAILURE_CLUSTERS, PARTITION_C
 WATCHED = (SPANS, EVALS, FAILURE_CLUSTERS, CLUSTER_MEMBERS)
 
 FOLDER = ("_rollups", "runs")
+# Bump when RUNS_SCHEMA or what a row means changes: a rollup of another format is rebuilt.
+FORMAT = 1
 MANIFEST = "manifest.json"
 DELTA_MIN_ROWS = 50_000
 ROW_GROUP_ROWS = 16_384  # a trace lookup reads one group of the base
@@ -85,6 +87,8 @@ def current(root: str | Path) -> Snapshot | None:
         m = fs.read_json(posixpath.join(folder, MANIFEST))
     except FileNotFoundError:
         return None
+    if m.get("format") != FORMAT:
+        return None  # the next refresh rebuilds it
     return Snapshot(m["version"], posixpath.join(folder, m["base"]), posixpath.join(folder, m["delta"]),
                     m["built_at"])
 
@@ -97,7 +101,10 @@ def pending(root: str | Path) -> bool:
     path = fs.path(*FOLDER, MANIFEST)
     if not fs.exists(path):
         return True
-    seen = fs.read_json(path)["seen"]
+    m = fs.read_json(path)
+    if m.get("format") != FORMAT:
+        return True
+    seen = m["seen"]
     return any(_unseen(fs, data_files(fs, t), set(seen.get(t.name, ()))) for t in WATCHED)
 
 
@@ -117,11 +124,17 @@ def refresh(root: str | Path) -> Refreshed | None:
 def _refresh(fs: LakeFS, folder: str) -> Refreshed:
     started = time.perf_counter()
     path = posixpath.join(folder, MANIFEST)
-    if not fs.exists(path):  # an empty rollup: every file of the lake is then new
-        _write(fs, RUNS_SCHEMA.empty_table(), posixpath.join(folder, "base-0.parquet"))
-        _write(fs, RUNS_SCHEMA.empty_table(), posixpath.join(folder, "delta-0.parquet"))
+    old = fs.read_json(path) if fs.exists(path) else None
+    if old is None or old.get("format") != FORMAT:
+        # an empty rollup (also in place of one of another format): every file is then new;
+        # versions go on from the old one's, so no reader mistakes one for the other
+        v = old["version"] + 1 if old else 0
+        base, delta = f"base-{v}.parquet", f"delta-{v}.parquet"
+        _write(fs, RUNS_SCHEMA.empty_table(), posixpath.join(folder, base))
+        _write(fs, RUNS_SCHEMA.empty_table(), posixpath.join(folder, delta))
         fs.sync_folder(folder)
-        _save(fs, folder, {"version": 0}, "base-0.parquet", "delta-0.parquet", {}, bump=False)
+        _save(fs, folder, {"version": v}, base, delta, {}, bump=False)
+        _sweep(fs, folder, keep={base, delta})
     m: dict[str, Any] = fs.read_json(path)
     seen = {t.name: set(m["seen"].get(t.name, ())) for t in WATCHED}
     present = {t.name: data_files(fs, t) for t in WATCHED}
@@ -281,7 +294,7 @@ def _write(fs: LakeFS, table: pa.Table, path: str) -> None:
 
 def _save(fs: LakeFS, folder: str, m: dict[str, Any], base: str, delta: str, seen: dict[str, list[str]],
           *, bump: bool) -> None:
-    body = {"version": m["version"] + (1 if bump else 0), "base": base, "delta": delta,
+    body = {"format": FORMAT, "version": m["version"] + (1 if bump else 0), "base": base, "delta": delta,
             "built_at": dt.datetime.now(dt.timezone.utc).isoformat() if bump or "built_at" not in m
             else m["built_at"], "seen": seen}
     fs.write_json(posixpath.join(folder, MANIFEST), body)

@@ -111,3 +111,17 @@ def test_one_refresh_at_a_time(tmp_path: Path) -> None:
                              cwd=Path(__file__).resolve().parents[2], check=True)
     assert out.stdout.strip() == "None"
     assert rollups.refresh(tmp_path) is not None and rollups.current(tmp_path) is not None
+
+
+def test_a_rollup_of_another_format_is_rebuilt(collector, monkeypatch) -> None:
+    lake = Path(collector.config.exporters.parquet.path)
+    _send(collector, [Run("calc", "What is 1 + 1?", "2")])
+    assert rollups.refresh(lake) is not None
+    before = rollups.current(lake)
+    monkeypatch.setattr(rollups, "FORMAT", rollups.FORMAT + 1)
+    assert rollups.current(lake) is None and rollups.pending(lake)
+    rebuilt = rollups.refresh(lake)
+    assert rebuilt is not None and rebuilt.version > before.version and _rollup(lake) == _view(lake)
+    files = {p.name for p in (lake / "_rollups" / "runs").glob("*.parquet")}
+    assert {Path(f).name for f in rollups.current(lake).params.values()} <= files  # and the previous version's
+    assert not files & {Path(f).name for f in before.params.values()}  # nothing of the old format
