@@ -84,13 +84,14 @@ class Site:
         manifest = Path(self.lake_root, *rollups.FOLDER, rollups.MANIFEST)
         try:
             st = os.stat(manifest)
-        except FileNotFoundError:  # the first build (or wait for whoever does it)
+        except FileNotFoundError:
+            st = None
+        key = (st.st_mtime_ns, st.st_size, st.st_ino) if st else None
+        if key is None or self._snapshot[0] != key:
+            # none yet, or of another format: build it now (or wait for whoever does)
             while (snap := rollups.current(self.lake_root)) is None:
                 self.refresh()
-            return snap
-        key = (st.st_mtime_ns, st.st_size, st.st_ino)
-        if self._snapshot[0] != key:
-            self._snapshot = (key, rollups.current(self.lake_root))
+            self._snapshot = (key, snap)
         return self._snapshot[1]
 
     @property
