@@ -19,6 +19,7 @@ more than a twentieth of the base (and ``DELTA_MIN_ROWS``).
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import posixpath
 import time
 from dataclasses import dataclass
@@ -38,7 +39,9 @@ WATCHED = (SPANS, EVALS, FAILURE_CLUSTERS, CLUSTER_MEMBERS)
 
 FOLDER = ("_rollups", "runs")
 # Bump when RUNS_SCHEMA or what a row means changes: a rollup of another format is rebuilt.
-FORMAT = 1
+FORMAT = 2
+EMPTY = "empty.parquet"
+INDEX_SCHEMA = pa.schema([("trace_id", pa.string()), ("agent", pa.string())])
 MANIFEST = "manifest.json"
 DELTA_MIN_ROWS = 50_000
 ROW_GROUP_ROWS = 16_384  # a trace lookup reads one group of the base
@@ -58,16 +61,22 @@ RUNS_SCHEMA = pa.schema([
 
 @dataclass(frozen=True)
 class Snapshot:
-    """One consistent state of the rollup: the files a query reads (``params``)."""
+    """One consistent state of the rollup: the files a query reads (``params``, or
+    ``params_of(agent)``: only that agent's base file, for statements about one agent)."""
 
     version: int
-    base: str
+    base: dict[str, str]  # agent -> its base file
+    empty: str  # a file with the schema and no rows (read_parquet needs one file at least)
     delta: str
+    index: str  # (trace_id, agent) of the base, sorted by trace id
     built_at: str
 
     @property
-    def params(self) -> dict[str, str]:
-        return {"base": self.base, "delta": self.delta}
+    def params(self) -> dict[str, Any]:
+        return {"base": [self.empty, *self.base.values()], "delta": self.delta}
+
+    def params_of(self, agent: str) -> dict[str, Any]:
+        return {"base": [self.empty, *([self.base[agent]] if agent in self.base else [])], "delta": self.delta}
 
 
 @dataclass(frozen=True)
@@ -89,8 +98,15 @@ def current(root: str | Path) -> Snapshot | None:
         return None
     if m.get("format") != FORMAT:
         return None  # the next refresh rebuilds it
-    return Snapshot(m["version"], posixpath.join(folder, m["base"]), posixpath.join(folder, m["delta"]),
-                    m["built_at"])
+    return _snap(folder, m)
+
+
+def _snap(folder: str, m: dict[str, Any]) -> Snapshot:
+    def at(name: str) -> str:
+        return posixpath.join(folder, name)
+
+    return Snapshot(m["version"], {a: at(n) for a, n in m["base"].items()}, at(EMPTY), at(m["delta"]),
+                    at(m["index"]), m["built_at"])
 
 
 def pending(root: str | Path) -> bool:
@@ -129,12 +145,13 @@ def _refresh(fs: LakeFS, folder: str) -> Refreshed:
         # an empty rollup (also in place of one of another format): every file is then new;
         # versions go on from the old one's, so no reader mistakes one for the other
         v = old["version"] + 1 if old else 0
-        base, delta = f"base-{v}.parquet", f"delta-{v}.parquet"
-        _write(fs, RUNS_SCHEMA.empty_table(), posixpath.join(folder, base))
+        delta, index = f"delta-{v}.parquet", f"index-{v}.parquet"
+        _write(fs, RUNS_SCHEMA.empty_table(), posixpath.join(folder, EMPTY))
         _write(fs, RUNS_SCHEMA.empty_table(), posixpath.join(folder, delta))
+        fs.write_parquet(INDEX_SCHEMA.empty_table(), posixpath.join(folder, index))
         fs.sync_folder(folder)
-        _save(fs, folder, {"version": v}, base, delta, {}, bump=False)
-        _sweep(fs, folder, keep={base, delta})
+        _save(fs, folder, {"version": v}, {}, delta, index, {}, bump=False)
+        _sweep(fs, folder, keep={EMPTY, delta, index})
     m: dict[str, Any] = fs.read_json(path)
     seen = {t.name: set(m["seen"].get(t.name, ())) for t in WATCHED}
     present = {t.name: data_files(fs, t) for t in WATCHED}
@@ -142,7 +159,7 @@ def _refresh(fs: LakeFS, folder: str) -> Refreshed:
     now_seen = {t: sorted(_rel(fs, f) for f in files) for t, files in present.items()}
     if not any(new.values()):
         if now_seen != {t: sorted(s) for t, s in seen.items()}:  # files compacted away: forget them
-            _save(fs, folder, m, m["base"], m["delta"], now_seen, bump=False)
+            _save(fs, folder, m, m["base"], m["delta"], m["index"], now_seen, bump=False)
         return Refreshed(m["version"], 0, 0, False, time.perf_counter() - started)
 
     touched, merged = 0, False
@@ -165,7 +182,7 @@ def _refresh(fs: LakeFS, folder: str) -> Refreshed:
         if new[EVALS.name]:
             ids = sorted(set(_trace_ids(con, fs, new[EVALS.name])) - recomputed)  # those got their score above
             con.execute(sql.TOUCHED_TABLE, {"ids": ids})
-            rows = _conform(con.sql(sql.RESCORED, params=_snapshot(folder, m)).to_arrow_table())
+            rows = _conform(con.sql(sql.RESCORED, params=_bind(sql.RESCORED, _snapshot(folder, m))).to_arrow_table())
             merged |= _step(fs, folder, con, m, rows, {EVALS.name: new[EVALS.name]})
             touched += len(ids)
         clusters = {t.name: new[t.name] for t in (FAILURE_CLUSTERS, CLUSTER_MEMBERS) if new[t.name]}
@@ -175,44 +192,73 @@ def _refresh(fs: LakeFS, folder: str) -> Refreshed:
     finally:
         con.close()
     if now_seen != {t: sorted(s) for t, s in m["seen"].items()}:
-        _save(fs, folder, m, m["base"], m["delta"], now_seen, bump=False)
+        _save(fs, folder, m, m["base"], m["delta"], m["index"], now_seen, bump=False)
     return Refreshed(m["version"], sum(map(len, new.values())), touched, merged, time.perf_counter() - started)
 
 
 def _step(fs: LakeFS, folder: str, con: Any, m: dict[str, Any], rows: pa.Table,
           folded: dict[str, list[DataFile]]) -> bool:
     """Commit ``rows`` (the recomputed runs of the touched traces) as a new version: a new
-    delta, or a new base once the delta is big. Touched traces that are no longer runs
-    get a tombstone. Returns whether the delta was merged."""
+    delta, or — once the delta is big — new base files for the agents it touches and a new
+    trace index. Touched traces that are no longer runs get a tombstone. Returns whether
+    the delta was merged."""
     snap = _snapshot(folder, m)
     con.register("fresh_rows", rows)
-    gone = [r[0] for r in con.execute(f"WITH {sql.RUNS_CTE} {sql.GONE}", snap).fetchall()]
+    gone = [r[0] for r in con.execute(f"WITH {sql.RUNS_CTE} {sql.GONE}", _bind(sql.RUNS_CTE, snap)).fetchall()]
     if gone:
         rows = pa.concat_tables([rows, pa.table({f.name: pa.array(gone, f.type) if f.name == "trace_id"
                                                  else pa.nulls(len(gone), f.type) for f in RUNS_SCHEMA})])
     con.register("fresh", rows)
     delta = con.sql(sql.NEW_DELTA, params={"delta": snap["delta"]}).to_arrow_table()
     version = m["version"] + 1
-    base_name, delta_name = m["base"], f"delta-{version}.parquet"
-    merged = delta.num_rows > max(DELTA_MIN_ROWS, fs.parquet_file(snap["base"]).metadata.num_rows // 20)
+    base, index, delta_name = dict(m["base"]), m["index"], f"delta-{version}.parquet"
+    base_rows = fs.parquet_file(posixpath.join(folder, m["index"])).metadata.num_rows
+    merged = delta.num_rows > max(DELTA_MIN_ROWS, base_rows // 20)
     if merged:
         con.register("merged_delta", delta)
-        merged_rows = con.sql(sql.MERGED_WITH, params={"base": snap["base"]}).to_arrow_table()
-        base_name = f"base-{version}.parquet"
-        _write(fs, merged_rows, posixpath.join(folder, base_name))
+        affected = sorted({r[0] for r in con.execute(sql.AFFECTED_AGENTS, {"index": snap["index"]}).fetchall()})
+        files = [posixpath.join(folder, base[a]) for a in affected if a in base]
+        merged_rows = con.sql(sql.MERGED_WITH, params={"base": [snap["empty"], *files]}).to_arrow_table()
+        for a in affected:
+            base.pop(a, None)
+        for agent, part in _by_agent(merged_rows):
+            name = f"base-{version}-{hashlib.sha1(agent.encode()).hexdigest()[:16]}.parquet"
+            _write(fs, part, posixpath.join(folder, name))
+            base[agent] = name
+        index = f"index-{version}.parquet"
+        every = [posixpath.join(folder, EMPTY), *(posixpath.join(folder, n) for n in base.values())]
+        fs.write_parquet(con.sql(sql.INDEX_ROWS, params={"base": every}).to_arrow_table().cast(INDEX_SCHEMA),
+                         posixpath.join(folder, index), row_group_size=ROW_GROUP_ROWS, compression="zstd")
         delta = RUNS_SCHEMA.empty_table()
     _write(fs, delta, posixpath.join(folder, delta_name))
     fs.sync_folder(folder)
     seen = {t: sorted(set(m["seen"].get(t, ())) | {_rel(fs, f) for f in folded.get(t, ())})
             for t in (w.name for w in WATCHED)}
-    old = {m["base"], m["delta"]}
-    _save(fs, folder, m, base_name, delta_name, seen, bump=True)
-    _sweep(fs, folder, keep={base_name, delta_name, *old})
+    old = {*m["base"].values(), m["delta"], m["index"]}
+    _save(fs, folder, m, base, delta_name, index, seen, bump=True)
+    _sweep(fs, folder, keep={EMPTY, *base.values(), delta_name, index, *old})
     return merged
 
 
-def _snapshot(folder: str, m: dict[str, Any]) -> dict[str, str]:
-    return {"base": posixpath.join(folder, m["base"]), "delta": posixpath.join(folder, m["delta"])}
+def _by_agent(rows: pa.Table) -> list[tuple[str, pa.Table]]:
+    """``rows`` (sorted by agent) cut into one table per agent."""
+    import numpy as np
+
+    agents = np.array(rows["agent"].to_pylist(), dtype=object)
+    if not len(agents):
+        return []
+    cuts = [0, *(np.flatnonzero(agents[1:] != agents[:-1]) + 1).tolist(), len(agents)]
+    return [(agents[a], rows.slice(a, b - a)) for a, b in zip(cuts, cuts[1:])]
+
+
+def _bind(statement: str, params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters ``statement`` names (DuckDB refuses others)."""
+    return {k: v for k, v in params.items() if f"${k}" in statement}
+
+
+def _snapshot(folder: str, m: dict[str, Any]) -> dict[str, Any]:
+    snap = _snap(folder, m)
+    return {**snap.params, "empty": snap.empty, "index": snap.index}
 
 
 def _trace_ids(con: Any, fs: LakeFS, files: list[DataFile]) -> list[str]:
@@ -292,9 +338,10 @@ def _write(fs: LakeFS, table: pa.Table, path: str) -> None:
     fs.write_parquet(table, path, row_group_size=ROW_GROUP_ROWS, compression="zstd")
 
 
-def _save(fs: LakeFS, folder: str, m: dict[str, Any], base: str, delta: str, seen: dict[str, list[str]],
-          *, bump: bool) -> None:
+def _save(fs: LakeFS, folder: str, m: dict[str, Any], base: dict[str, str], delta: str, index: str,
+          seen: dict[str, list[str]], *, bump: bool) -> None:
     body = {"format": FORMAT, "version": m["version"] + (1 if bump else 0), "base": base, "delta": delta,
+            "index": index,
             "built_at": dt.datetime.now(dt.timezone.utc).isoformat() if bump or "built_at" not in m
             else m["built_at"], "seen": seen}
     fs.write_json(posixpath.join(folder, MANIFEST), body)

@@ -32,7 +32,8 @@ def profile(site: Site, name: str, base_url: str) -> dict[str, Any]:
     buckets = site.rows(q.LATENCY_BUCKETS, agent=name, per_decade=series.PER_DECADE, min_ms=series.MIN_LATENCY_MS)
     unit, periods = series.over_time(_hourly(site, name))
     ids = [r["trace_id"] for r in data["recent_runs"]]
-    sources = {r["trace_id"]: r["sources"] for r in site.rows(q.RUN_COST_SOURCES, trace_ids=ids)} if ids else {}
+    sources = ({r["trace_id"]: r["sources"] for r in site.rows(q.RUN_COST_SOURCES, trace_ids=ids, agent=name)}
+               if ids else {})
     for r in data["recent_runs"]:
         r["cost_source"] = source_label(sources.get(r["trace_id"], ()))
     return {
@@ -57,7 +58,7 @@ def clusters(site: Site, name: str, found: list[dict[str, Any]]) -> list[dict[st
     hourly = site.rows(q.CLUSTER_MEMBERS_PER_HOUR, agent=name)
     span = (min(r["hour"] for r in hourly), max(r["hour"] for r in hourly)) if hourly else None
     wanted = sorted({t for c in found for t in (c["example_trace_ids"] or [])})
-    shown = site.rows(q.VISIBLE_RUNS, trace_ids=wanted) if wanted else []
+    shown = site.rows(q.VISIBLE_RUNS, trace_ids=wanted, agent=name) if wanted else []
     out = []
     for c in found:
         mine = [(r["hour"], r["runs"], 0) for r in hourly if r["cluster_id"] == c["cluster_id"]]

@@ -167,8 +167,10 @@ class Site:
         (storage.rollups.WATCHED), so no answer outlives what it read by more than one
         refresh. Callers copy before changing a row."""
         snap = self.snapshot()
+        # a statement about one agent reads only its base file (storage/rollups.py)
+        files = snap.params_of(more["agent"]) if isinstance(more.get("agent"), str) else snap.params
         params = {"private_agents": list(self.privacy.private_agents),
-                  "private_owners": list(self.privacy.private_owners), **more, **snap.params}
+                  "private_owners": list(self.privacy.private_owners), **more, **files, "index": snap.index}
         given = {k: v for k, v in params.items() if f"${k}" in sql}
         key = (snap.version, sql, repr(sorted(given.items())))
         with self._cache_lock:
@@ -225,7 +227,10 @@ class Site:
     def run(self, trace_id: str) -> dict[str, Any]:
         from storage.queries import web as q
 
-        found = self.rows(q.RUN, trace_id=trace_id)
+        from storage.queries.rollups import TRACE_AGENT
+
+        of = self.rows(TRACE_AGENT, trace_id=trace_id)
+        found = self.rows(q.RUN, trace_id=trace_id, agent=of[0]["agent"]) if of else []
         if not found:
             raise NotFound(f"no agent run with trace id {trace_id!r}")
         run = found[0]

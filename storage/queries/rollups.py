@@ -71,9 +71,19 @@ RUNS_CTE = """runs AS (
     SELECT * FROM read_parquet($delta) WHERE agent IS NOT NULL
 )"""
 
-# Merging a new delta (registered as ``merged_delta``) into a new base: one file, sorted
-# for trace lookups.
-MERGED_WITH = f"WITH {RUNS_CTE.replace('read_parquet($delta)', 'merged_delta')} SELECT * FROM runs ORDER BY trace_id"
+# Merging a big delta (registered as ``merged_delta``) into the base: the agents whose
+# files change (their runs in the delta, or runs of theirs that the delta moved to
+# another agent) ...
+AFFECTED_AGENTS = """SELECT DISTINCT agent FROM merged_delta WHERE agent IS NOT NULL
+UNION SELECT i.agent FROM read_parquet($index) AS i JOIN merged_delta AS d ON d.trace_id = i.trace_id"""
+# ... their new rows ($base: their files), by agent and time (one file each) ...
+MERGED_WITH = (f"WITH {RUNS_CTE.replace('read_parquet($delta)', 'merged_delta')} "
+               "SELECT * FROM runs ORDER BY agent, start_time, trace_id")
+# ... and the trace index of the new base ($base: every file).
+INDEX_ROWS = "SELECT trace_id, agent FROM read_parquet($base) ORDER BY trace_id"
+# The agent of one run (for ``params_of``): the delta's row, else the index's.
+TRACE_AGENT = """SELECT agent FROM read_parquet($delta) WHERE trace_id = $trace_id AND agent IS NOT NULL
+UNION ALL SELECT agent FROM read_parquet($index) WHERE trace_id = $trace_id"""
 # Touched traces in the rollup that the recomputation (``fresh_rows``) no longer finds.
 GONE = """SELECT trace_id FROM runs WHERE trace_id IN (SELECT trace_id FROM touched)
 AND trace_id NOT IN (SELECT trace_id FROM fresh_rows)"""

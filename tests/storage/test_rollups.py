@@ -89,10 +89,14 @@ def test_the_rollup_follows_the_view_through_writes_compaction_and_scores(collec
     # a delta past its limit goes into a new base, and old files are swept
     monkeypatch.setattr(rollups, "DELTA_MIN_ROWS", 0)
     _send(collector, [Run("calc", "What is 9 + 9?", "18")])
+    previous = rollups.current(lake)
     merged = rollups.refresh(lake)
     assert merged is not None and merged.merged and _rollup(lake) == _view(lake)
-    files = sorted(p.name for p in (lake / "_rollups" / "runs").glob("*.parquet"))
-    assert len(files) <= 4
+    now = rollups.current(lake)
+    assert set(now.base) == {"calc", "search"}  # one base file per agent
+    files = {p.name for p in (lake / "_rollups" / "runs").glob("*.parquet")}
+    assert files == {Path(f).name for snap in (now, previous)
+                     for f in [*snap.params["base"], snap.delta, snap.index]}  # the others are swept
 
 
 def test_one_refresh_at_a_time(tmp_path: Path) -> None:
@@ -122,6 +126,9 @@ def test_a_rollup_of_another_format_is_rebuilt(collector, monkeypatch) -> None:
     assert rollups.current(lake) is None and rollups.pending(lake)
     rebuilt = rollups.refresh(lake)
     assert rebuilt is not None and rebuilt.version > before.version and _rollup(lake) == _view(lake)
+    def names(snap: rollups.Snapshot) -> set[str]:
+        return {Path(f).name for f in [*snap.params["base"], snap.delta, snap.index]} - {rollups.EMPTY}
+
     files = {p.name for p in (lake / "_rollups" / "runs").glob("*.parquet")}
-    assert {Path(f).name for f in rollups.current(lake).params.values()} <= files  # and the previous version's
-    assert not files & {Path(f).name for f in before.params.values()}  # nothing of the old format
+    assert names(rollups.current(lake)) <= files  # and the previous version's
+    assert not files & names(before)  # nothing of the old format
