@@ -44,6 +44,7 @@ EMPTY = "empty.parquet"
 INDEX_SCHEMA = pa.schema([("trace_id", pa.string()), ("agent", pa.string())])
 MANIFEST = "manifest.json"
 DELTA_MIN_ROWS = 50_000
+MERGE_ROWS = 200_000  # base rows rewritten together when the delta is merged
 ROW_GROUP_ROWS = 16_384  # a trace lookup reads one group of the base
 MEMORY_LIMIT = "1GB"  # DuckDB's, per refresh (it spills to <lake>/_tmp beyond)
 _TS = pa.timestamp("us", tz="UTC")
@@ -217,14 +218,18 @@ def _step(fs: LakeFS, folder: str, con: Any, m: dict[str, Any], rows: pa.Table,
     if merged:
         con.register("merged_delta", delta)
         affected = sorted({r[0] for r in con.execute(sql.AFFECTED_AGENTS, {"index": snap["index"]}).fetchall()})
-        files = [posixpath.join(folder, base[a]) for a in affected if a in base]
-        merged_rows = con.sql(sql.MERGED_WITH, params={"base": [snap["empty"], *files]}).to_arrow_table()
-        for a in affected:
-            base.pop(a, None)
-        for agent, part in _by_agent(merged_rows):
-            name = f"base-{version}-{hashlib.sha1(agent.encode()).hexdigest()[:16]}.parquet"
-            _write(fs, part, posixpath.join(folder, name))
-            base[agent] = name
+        sizes = dict(con.execute(sql.ROWS_PER_AGENT, {"index": snap["index"]}).fetchall())
+        for group in _groups(affected, sizes, MERGE_ROWS):  # bounded memory: a few agents at a time
+            files = [posixpath.join(folder, base[a]) for a in group if a in base]
+            con.execute(sql.AGENTS_TABLE, {"agents": group})
+            merged_rows = con.sql(sql.MERGED_WITH, params={"base": [snap["empty"], *files]}).to_arrow_table()
+            for a in group:
+                base.pop(a, None)
+            for agent, part in _by_agent(merged_rows.sort_by(
+                    [("agent", "ascending"), ("start_time", "ascending"), ("trace_id", "ascending")])):
+                name = f"base-{version}-{hashlib.sha1(agent.encode()).hexdigest()[:16]}.parquet"
+                _write(fs, part, posixpath.join(folder, name))
+                base[agent] = name
         index = f"index-{version}.parquet"
         every = [posixpath.join(folder, EMPTY), *(posixpath.join(folder, n) for n in base.values())]
         fs.write_parquet(con.sql(sql.INDEX_ROWS, params={"base": every}).to_arrow_table().cast(INDEX_SCHEMA),
@@ -238,6 +243,20 @@ def _step(fs: LakeFS, folder: str, con: Any, m: dict[str, Any], rows: pa.Table,
     _save(fs, folder, m, base, delta_name, index, seen, bump=True)
     _sweep(fs, folder, keep={EMPTY, *base.values(), delta_name, index, *old})
     return merged
+
+
+def _groups(agents: list[str], sizes: dict[str, int], most: int) -> list[list[str]]:
+    """``agents`` in consecutive groups of at most ``most`` base rows (one agent alone may
+    have more)."""
+    groups: list[list[str]] = [[]]
+    rows = 0
+    for a in agents:
+        if groups[-1] and rows + sizes.get(a, 0) > most:
+            groups.append([])
+            rows = 0
+        groups[-1].append(a)
+        rows += sizes.get(a, 0)
+    return [g for g in groups if g]
 
 
 def _by_agent(rows: pa.Table) -> list[tuple[str, pa.Table]]:

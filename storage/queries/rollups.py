@@ -76,9 +76,13 @@ RUNS_CTE = """runs AS (
 # another agent) ...
 AFFECTED_AGENTS = """SELECT DISTINCT agent FROM merged_delta WHERE agent IS NOT NULL
 UNION SELECT i.agent FROM read_parquet($index) AS i JOIN merged_delta AS d ON d.trace_id = i.trace_id"""
-# ... their new rows ($base: their files), by agent and time (one file each) ...
+# ... their new rows ($base: their files; storage.rollups sorts them by agent and time in
+# Arrow, which needs no more memory than the rows, and writes one file per agent) ...
 MERGED_WITH = (f"WITH {RUNS_CTE.replace('read_parquet($delta)', 'merged_delta')} "
-               "SELECT * FROM runs ORDER BY agent, start_time, trace_id")
+               "SELECT * FROM runs WHERE agent IN (SELECT agent FROM merging)")
+# The agents of one such group, and each agent's runs in the base (to form the groups).
+AGENTS_TABLE = "CREATE OR REPLACE TEMP TABLE merging AS SELECT unnest($agents::VARCHAR[]) AS agent"
+ROWS_PER_AGENT = "SELECT agent, count(*) FROM read_parquet($index) GROUP BY agent"
 # ... and the trace index of the new base ($base: every file).
 INDEX_ROWS = "SELECT trace_id, agent FROM read_parquet($base) ORDER BY trace_id"
 # The agent of one run (for ``params_of``): the delta's row, else the index's.
