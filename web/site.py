@@ -71,6 +71,9 @@ class Site:
         self.refresh_errors = 0
         self._cache: OrderedDict[tuple[Any, ...], list[dict[str, Any]]] = OrderedDict()
         self._cache_lock = threading.Lock()
+        from storage.queries.tables import table_glob
+
+        self._evals_glob = table_glob(lake_root, "evals")
 
     # -- rollups --------------------------------------------------------------------------
 
@@ -170,7 +173,8 @@ class Site:
         # a statement about one agent reads only its base file (storage/rollups.py)
         files = snap.params_of(more["agent"]) if isinstance(more.get("agent"), str) else snap.params
         params = {"private_agents": list(self.privacy.private_agents),
-                  "private_owners": list(self.privacy.private_owners), **more, **files, "index": snap.index}
+                  "private_owners": list(self.privacy.private_owners), **more, **files, "index": snap.index,
+                  "evals": self._evals_glob}
         given = {k: v for k, v in params.items() if f"${k}" in sql}
         key = (snap.version, sql, repr(sorted(given.items())))
         with self._cache_lock:

@@ -68,8 +68,12 @@ WHERE trace_id = $trace_id AND date BETWEEN $day - INTERVAL 1 DAY AND $day + INT
 ORDER BY start_time, span_id"""
 
 # ... its latest score with the reasoning, and its failure cluster.
+# (the evals files read directly, $evals their glob: the view would first read every
+# score of the lake; of one run's rows, the latest judgement is the view's latest too)
 RUN_EVAL = """SELECT score, reasoning, judge_model, judge_version, method, error, judged_at
-FROM evals WHERE trace_id = $trace_id ORDER BY judged_at DESC LIMIT 1"""
+FROM read_parquet($evals, union_by_name = true)
+WHERE trace_id = $trace_id AND NOT _tombstone
+ORDER BY judged_at DESC, committed_at DESC, _row DESC LIMIT 1"""
 RUN_CLUSTER = """SELECT m.cluster_id, c.description
 FROM cluster_members AS m LEFT JOIN failure_clusters AS c ON c.agent = m.agent AND c.cluster_id = m.cluster_id
 WHERE m.trace_id = $trace_id AND m.cluster_id >= 0"""

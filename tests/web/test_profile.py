@@ -184,3 +184,18 @@ def test_a_hostile_name_stays_text_in_tags_snippets_and_charts(client: TestClien
     assert "Latency of &lt;script&gt;alert(1)&lt;/script&gt;" in page.text  # the chart's title, escaped
     snippet = client.get(f"/api/agents/{path}").json()["share"]["embed"]["sm"]
     assert "<script>" not in snippet and 'title="&lt;script&gt;alert(1)&lt;/script&gt;&quot;&gt;&lt;img' in snippet
+
+
+def test_a_run_shows_the_judges_latest_score_and_reasoning_and_its_cluster(client: TestClient,
+                                                                           lake: dict[str, Any]) -> None:
+    judged = rows(lake["root"], """SELECT e.trace_id, e.score, e.reasoning, e.judge_model FROM evals AS e
+                                   JOIN agent_runs AS r USING (trace_id) WHERE r.agent = 'support-bot'
+                                   AND e.score IS NOT NULL ORDER BY e.trace_id""")
+    assert judged
+    for trace, score, reasoning, model in judged:
+        got = client.get(f"/api/runs/{trace}").json()
+        assert (got["eval"]["score"], got["eval"]["reasoning"], got["eval"]["judge_model"]) == (score, reasoning, model)
+        assert got["run"]["eval_score"] == score  # the rollup agrees with the evals it read
+    member = rows(lake["root"], "SELECT trace_id, cluster_id FROM cluster_members WHERE agent = 'support-bot' "
+                                "AND cluster_id >= 0 LIMIT 1")[0]
+    assert client.get(f"/api/runs/{member[0]}").json()["cluster"]["cluster_id"] == member[1]
