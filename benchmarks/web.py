@@ -93,7 +93,9 @@ def fill(root: Path, spans: int, agents: int) -> None:
             "params": ["{}"] * k, "run_at": [now] * k}), {"agent": agent})
         lake.replace("cluster_members", pa.table({"trace_id": ids, "agent": [agent] * len(ids),
                                                    "cluster_id": [i % k for i in range(len(ids))]}), {"agent": agent})
-    print(f"evals: {n:,} scores; clusters for {len(by_agent)} agents", flush=True)
+    for table in ("evals", "failure_clusters", "cluster_members"):  # as the collector's compactor does
+        lake.compact(table, below_batch_id="z" * 40, min_files=2)
+    print(f"evals: {n:,} scores; clusters for {len(by_agent)} agents (compacted)", flush=True)
 
 
 def _count(root: Path, table: str) -> int:

@@ -239,7 +239,10 @@ class Site:
             raise NotFound(f"no agent run with trace id {trace_id!r}")
         run = found[0]
         hidden = self.io_hidden(run["agent"], run.pop("owner"))
-        spans = self.rows(q.RUN_SPANS, trace_id=trace_id, day=run.pop("date"))
+        run.pop("date")
+        margin = dt.timedelta(hours=1)
+        until = run["start_time"] + dt.timedelta(milliseconds=run["duration_ms"] or 0) + margin
+        spans = self.rows(q.RUN_SPANS, trace_id=trace_id, since=run["start_time"] - margin, until=until)
         evals = self.rows(q.RUN_EVAL, trace_id=trace_id)
         if hidden:
             run["input"] = run["output"] = None

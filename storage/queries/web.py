@@ -59,12 +59,16 @@ SELECT trace_id, agent, status, start_time, duration_ms, cost_usd, cost_reported
 FROM runs
 WHERE trace_id = $trace_id AND {_VISIBLE}"""
 
-# ... its spans in start order (the waterfall): its day's partition and the neighbours ...
+# ... its spans in start order (the waterfall): those starting from an hour before the run
+# to an hour after its end (clock skew between services, work the run left running) —
+# the partitions of those days, and in them the row groups of those times (the lake
+# sorts spans by type, then start time) ...
 RUN_SPANS = """SELECT span_id, parent_span_id, name, span_type, service_name, start_time, duration_ms, status_code,
        status_message, coalesce(resolved_agent, agent_name) AS agent, request_model, tool_name, input_tokens,
        output_tokens, cost_usd, cost_source, input_messages, output_messages, attributes
 FROM spans
-WHERE trace_id = $trace_id AND date BETWEEN $day - INTERVAL 1 DAY AND $day + INTERVAL 1 DAY
+WHERE trace_id = $trace_id AND start_time BETWEEN $since AND $until
+  AND date BETWEEN CAST($since AS DATE) AND CAST($until AS DATE)
 ORDER BY start_time, span_id"""
 
 # ... its latest score with the reasoning, and its failure cluster.
