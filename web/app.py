@@ -1,15 +1,17 @@
 """The read-only web UI: one route table, jinja2 pages (autoescape on) and a JSON twin for
 every page (``/api/...``), all answering from ``web.site.Site`` (which reads
-``storage/queries/web.py`` through the lake's read gateway). Only GET and HEAD; nothing a
-visitor sends changes data. Routes and what each shows: docs/web.md.
+``storage/queries/web.py`` through the lake's read gateway), and the live dashboard's
+WebSockets (``web.live``). Only GET and HEAD (and the WebSocket); nothing a visitor sends
+changes data. Routes and what each shows: docs/web.md.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, AsyncIterator, Callable
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
@@ -17,22 +19,29 @@ from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import Route, WebSocketRoute
 
 from processors.config import Privacy
 from storage.values import json_value
+from web import live
 from web.badge import badge, badge_value
 from web.http import SECURITY_HEADERS, RouteMetrics, SecurityHeaders
 from web.site import BADGE_METRICS, SORTS, WINDOWS, BadRequest, NotFound, Site, choice
 
 TEMPLATES = Path(__file__).parent / "templates"
+LIVE_JS = Path(__file__).parent / "static" / "live.js"
 EMBED_SIZES = ("sm", "md", "lg")
 
 
-def create_app(lake_root: str | Path, privacy: Privacy | None = None) -> Starlette:
+def create_app(lake_root: str | Path, privacy: Privacy | None = None,
+               live_spans: live.Source | None = None) -> Starlette:
+    """``live_spans``: where the live feed reads new spans (``otelbench serve`` hands in the
+    write-ahead log's, ``collector.tail``); by default the lake's new files."""
     site = Site(lake_root, privacy)
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(default=True))
     metrics = RouteMetrics()
+    hub = live.hub(site, lake_root, live_spans)
+    live_js = LIVE_JS.read_bytes()
 
     def page(template: str, status: int = 200, **context: Any) -> HTMLResponse:
         return HTMLResponse(env.get_template(template).render(**context), status_code=status)
@@ -123,7 +132,11 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None) -> Starlet
         return JSONResponse({"ok": True})
 
     def metrics_text(request: Request) -> Response:
-        return Response(metrics.text(), media_type="text/plain; version=0.0.4")
+        return Response(metrics.text() + hub.metrics_text(), media_type="text/plain; version=0.0.4")
+
+    def live_script(request: Request) -> Response:
+        return Response(live_js, media_type="text/javascript; charset=utf-8",
+                        headers={"Cache-Control": "max-age=300"})
 
     def get(path: str, handler: Callable[[Request], Response], *, json: bool = False) -> Route:
         return Route(path, errors(handler, json=json), methods=["GET", "HEAD"])
@@ -143,5 +156,15 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None) -> Starlet
         get("/badge/{name:path}.svg", badge_svg, json=True),
         Route("/healthz", healthz, methods=["GET", "HEAD"]),
         Route("/metrics", metrics_text, methods=["GET", "HEAD"]),
+        Route("/static/live.js", live_script, methods=["GET", "HEAD"]),
+        WebSocketRoute("/live/leaderboard", live.leaderboard_endpoint(hub)),
+        WebSocketRoute("/live/agents/{name:path}", live.agent_endpoint(hub, site)),
     ]
-    return Starlette(routes=routes, middleware=[Middleware(SecurityHeaders)])
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        await hub.close()
+
+    return Starlette(routes=routes, middleware=[Middleware(SecurityHeaders)], lifespan=lifespan)
+

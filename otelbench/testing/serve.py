@@ -4,6 +4,7 @@ OTLP/HTTP URL read from what it prints, stopped with SIGTERM as an operator woul
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -20,6 +21,23 @@ class Served:
     url: str  # the OTLP/HTTP receiver, http://host:port
     out: str = ""  # what it printed, once stopped
     err: str = ""
+
+
+def free_port() -> int:
+    """A port nothing listens on now (for ``web.endpoint``, which takes no port 0)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def web_up(web: str) -> bool:
+    """Whether the web UI at ``web`` (``http://host:port``) answers its health check."""
+    import httpx
+
+    try:
+        return httpx.get(f"{web}/healthz", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
 
 
 @contextmanager
