@@ -72,6 +72,12 @@ class LakeFS:
     def folders(self, folder: str) -> list[str]:
         return [name for name, is_dir in self.listdir(folder) if is_dir]
 
+    def folder_mtimes(self, folder: str) -> dict[str, int]:
+        """Each subfolder of ``folder`` → its modification time (ns): a folder gains a
+        new mtime when a file appears in it or leaves it (``storage.tail``)."""
+        infos = self._fs.get_file_info(pafs.FileSelector(folder, allow_not_found=True))
+        return {i.base_name: i.mtime_ns or 0 for i in infos if i.type == pafs.FileType.Directory}
+
     def exists(self, path: str) -> bool:
         return self._fs.get_file_info(path).type != pafs.FileType.NotFound
 

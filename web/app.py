@@ -1,16 +1,18 @@
 """The read-only web UI: one route table, jinja2 pages (autoescape on) and a JSON twin for
 every page (``/api/...``), all answering from ``web.site.Site`` (which reads
-``storage/queries/web.py`` through the lake's read gateway) and, for models and
-benchmarks, ``web.models`` (``storage/queries/web_models.py``). Only GET and HEAD; nothing a
-visitor sends changes data. Routes and what each shows: docs/web.md.
+``storage/queries/web.py`` through the lake's read gateway), for models and benchmarks
+``web.models`` (``storage/queries/web_models.py``), and the live dashboard's WebSockets
+(``web.live``). Only GET and HEAD (and the WebSocket); nothing a visitor sends changes
+data. Routes and what each shows: docs/web.md.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, AsyncIterator, Callable
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
@@ -18,11 +20,12 @@ from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import Route, WebSocketRoute
 
 from processors.config import Privacy
 from storage.values import json_value
 from web import models
+from web import live
 from web.badge import badge, badge_value
 from web.charts import duration
 from web.home import Receivers, overview
@@ -33,15 +36,19 @@ from web.http import SECURITY_HEADERS, RouteMetrics, SecurityHeaders
 from web.site import BADGE_METRICS, SORTS, WINDOWS, BadRequest, NotFound, Site, choice
 
 TEMPLATES = Path(__file__).parent / "templates"
+LIVE_JS = Path(__file__).parent / "static" / "live.js"
 EMBED_SIZES = ("sm", "md", "lg")
 
 
 def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers: Receivers | None = None, *,
-               refresh_s: float = 2.0, figures_every_s: float = Site.FIGURES_EVERY_S) -> Starlette:
+               refresh_s: float = 2.0, figures_every_s: float = Site.FIGURES_EVERY_S,
+               live_spans: live.Source | None = None) -> Starlette:
     """``receivers``: the collector's OTLP endpoints the home page tells SDKs to use (the
     config's, when started with one; else the defaults). ``refresh_s``: how often the
     rollups are checked for new lake files; ``figures_every_s``: the least time between two
-    computations of the agents' figures (web.site.Site)."""
+    computations of the agents' figures (web.site.Site). ``live_spans``: where the live
+    feed reads new spans (``otelbench serve`` hands in the write-ahead log's,
+    ``collector.tail``); by default the lake's new files."""
     site = Site(lake_root, privacy, refresh_s=refresh_s, figures_every_s=figures_every_s)
     receivers = receivers or Receivers()
     share_images = ShareImages()
@@ -50,6 +57,8 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
     env.filters["message_text"] = message_text  # a task or answer (JSON messages) as its text
     env.filters["visible"] = models.visible
     metrics = RouteMetrics()
+    hub = live.hub(site, lake_root, live_spans)
+    live_js = LIVE_JS.read_bytes()
 
     def page(template: str, status: int = 200, **context: Any) -> HTMLResponse:
         return HTMLResponse(env.get_template(template).render(**context), status_code=status)
@@ -185,7 +194,11 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
                  f"otelbench_web_rollup_version {snap.version if snap else 0}\n"
                  "# TYPE otelbench_web_rollup_refresh_errors_total counter\n"
                  f"otelbench_web_rollup_refresh_errors_total {site.refresh_errors}\n")
-        return Response(metrics.text() + extra, media_type="text/plain; version=0.0.4")
+        return Response(metrics.text() + extra + hub.metrics_text(), media_type="text/plain; version=0.0.4")
+
+    def live_script(request: Request) -> Response:
+        return Response(live_js, media_type="text/javascript; charset=utf-8",
+                        headers={"Cache-Control": "max-age=300"})
 
     def get(path: str, handler: Callable[[Request], Response], *, json: bool = False) -> Route:
         return Route(path, errors(handler, json=json), methods=["GET", "HEAD"])
@@ -213,5 +226,15 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
         get("/og/{name:path}.png", share_image, json=True),
         Route("/healthz", healthz, methods=["GET", "HEAD"]),
         Route("/metrics", metrics_text, methods=["GET", "HEAD"]),
+        Route("/static/live.js", live_script, methods=["GET", "HEAD"]),
+        WebSocketRoute("/live/leaderboard", live.leaderboard_endpoint(hub)),
+        WebSocketRoute("/live/agents/{name:path}", live.agent_endpoint(hub, site)),
     ]
-    return Starlette(routes=routes, middleware=[Middleware(SecurityHeaders)])
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        await hub.close()
+
+    return Starlette(routes=routes, middleware=[Middleware(SecurityHeaders)], lifespan=lifespan)
+

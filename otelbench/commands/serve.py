@@ -53,9 +53,12 @@ def run(args: argparse.Namespace) -> int:
         from otelbench.commands.web import receivers_of
 
         receivers = receivers_of(config, collector.http_port, collector.grpc_port)
+        # the write-ahead log and the shared state (its durable position): the live feed
+        # follows acknowledged spans there, before they reach Parquet (collector/tail.py)
         web = Child("otelbench.commands.web:child_main",
-                    (str(config.lake_path), config.privacy, config.web.endpoint, os.getpid(), receivers),
-                    name="otelbench-web")
+                    (str(config.lake_path), config.privacy, config.web.endpoint, os.getpid(), receivers,
+                     os.path.abspath(config.service.wal.dir), collector.state.fd),
+                    name="otelbench-web", pass_fds=(collector.state.fd,))
         web.start()
         print(f"otelbench: web UI on http://{config.web.endpoint}", flush=True)
     stop.wait()

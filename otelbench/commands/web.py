@@ -15,6 +15,11 @@ if TYPE_CHECKING:
     from collector.config import Config
     from web.home import Receivers
 
+# uvicorn's WebSocket settings for the live dashboard: a viewer sends nothing, so 4 KiB a
+# message is plenty; no per-message deflate, which would compress each feed once per viewer
+# (and hold ~40 KiB of zlib state per connection)
+WEBSOCKET = {"ws_max_size": 4096, "ws_per_message_deflate": False}
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("web", help="serve the read-only web UI (leaderboard, agent profiles, badges)",
@@ -44,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     host, _, port = args.endpoint.rpartition(":")
     app = create_app(lake, config.privacy if config else Privacy(), receivers_of(config) if config else None)
     print(f"otelbench: web UI on http://{host}:{port}", flush=True)
-    uvicorn.run(app, host=host, port=int(port), log_level="warning")
+    uvicorn.run(app, host=host, port=int(port), log_level="warning", **WEBSOCKET)
     return 0
 
 
@@ -67,9 +72,12 @@ def receivers_of(config: Config, http_port: int | None = None, grpc_port: int | 
                      auth=bool(otlp and otlp.auth.keys))
 
 
-def child_main(lake: str, privacy: object, endpoint: str, parent_pid: int, receivers: Receivers | None = None) -> None:
+def child_main(lake: str, privacy: object, endpoint: str, parent_pid: int, receivers: Receivers | None = None,
+               wal_dir: str | None = None, state_fd: int | None = None) -> None:
     """The web UI inside ``otelbench serve``, in a process of its own (collector.child): its
-    DuckDB and templates stay out of the receiver, and it dies with serve."""
+    DuckDB and templates stay out of the receiver, and it dies with serve. Given the
+    write-ahead log and the collector's shared state, its live feed follows acknowledged
+    spans there (``collector.tail``) instead of waiting for them to reach Parquet."""
     import signal
 
     import uvicorn
@@ -79,6 +87,14 @@ def child_main(lake: str, privacy: object, endpoint: str, parent_pid: int, recei
 
     _die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # serve decides when we stop (SIGTERM)
+    spans = None
+    if wal_dir is not None and state_fd is not None:
+        from collector.state import SharedState
+        from collector.tail import WalSpans
+        from web.feed import SPAN_COLUMNS
+
+        state = SharedState(fd=state_fd)
+        spans = WalSpans(wal_dir, lambda: state.durable_pos, SPAN_COLUMNS)
     host, _, port = endpoint.rpartition(":")
-    uvicorn.run(create_app(lake, privacy, receivers), host=host, port=int(port),  # type: ignore[arg-type]
-                log_level="warning")
+    app = create_app(lake, privacy, receivers, live_spans=spans)  # type: ignore[arg-type]
+    uvicorn.run(app, host=host, port=int(port), log_level="warning", **WEBSOCKET)

@@ -12,6 +12,7 @@ import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -33,18 +34,22 @@ def _messages(role: str, text: str) -> str:
 
 
 def send_runs(endpoint: str, runs: Sequence[Run], *, service: str = "demo-agent",
-              headers: dict[str, str] | None = None) -> list[str]:
+              headers: dict[str, str] | None = None, acks: dict[str, float] | None = None) -> list[str]:
     """Send ``runs`` to the OTLP/HTTP receiver at ``endpoint`` (``http://host:port``);
-    returns their trace ids (hex), in order, once the exporter has flushed them all."""
+    returns their trace ids (hex), in order, once the exporter has flushed them all.
+
+    ``acks``: export each span alone as it ends (the SDK's simple processor) and record,
+    by span id (hex), the ``time.monotonic()`` at which the receiver acknowledged it."""
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
     from opentelemetry.trace import Status, StatusCode
 
     provider = TracerProvider(resource=Resource.create({"service.name": service}))
-    provider.add_span_processor(BatchSpanProcessor(
-        OTLPSpanExporter(endpoint=f"{endpoint.rstrip('/')}/v1/traces", headers=headers or {})))
+    exporter = OTLPSpanExporter(endpoint=f"{endpoint.rstrip('/')}/v1/traces", headers=headers or {})
+    provider.add_span_processor(BatchSpanProcessor(exporter) if acks is None
+                                else SimpleSpanProcessor(_Acknowledged(exporter, acks)))
     tracer = provider.get_tracer("otelbench.testing.agent_runs")
     trace_ids = []
     for run in runs:
@@ -80,3 +85,26 @@ def send_runs(endpoint: str, runs: Sequence[Run], *, service: str = "demo-agent"
     provider.force_flush()
     provider.shutdown()
     return trace_ids
+
+
+class _Acknowledged:
+    """A span exporter that notes when each span's export was acknowledged."""
+
+    def __init__(self, inner: Any, acks: dict[str, float]) -> None:
+        self.inner, self.acks = inner, acks
+
+    def export(self, spans: Any) -> Any:
+        from opentelemetry.sdk.trace.export import SpanExportResult
+
+        result = self.inner.export(spans)
+        at = time.monotonic()
+        if result == SpanExportResult.SUCCESS:
+            for span in spans:
+                self.acks[format(span.context.span_id, "016x")] = at
+        return result
+
+    def shutdown(self) -> None:
+        self.inner.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        return True

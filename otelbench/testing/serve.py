@@ -24,6 +24,23 @@ class Served:
     err: str = ""
 
 
+def free_port() -> int:
+    """A port nothing listens on now (for ``web.endpoint``, which takes no port 0)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def web_up(web: str) -> bool:
+    """Whether the web UI at ``web`` (``http://host:port``) answers its health check."""
+    import httpx
+
+    try:
+        return httpx.get(f"{web}/healthz", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
 @contextmanager
 def serve(config: Path) -> Iterator[Served]:
     proc = subprocess.Popen([sys.executable, "-m", "otelbench", "serve", "--config", str(config)], cwd=ROOT,

@@ -90,7 +90,10 @@ def test_badges(client: TestClient) -> None:
 def test_security_headers(client: TestClient) -> None:
     headers = client.get("/leaderboard").headers
     assert "frame-ancestors 'none'" in headers["content-security-policy"]
-    assert "script-src" not in headers["content-security-policy"]  # default-src 'none': no script at all
+    # one script from this origin (/static/live.js), never inline; its WebSocket back here only
+    assert "script-src 'self';" in headers["content-security-policy"]
+    assert "connect-src 'self';" in headers["content-security-policy"]
+    assert "unsafe-inline" not in headers["content-security-policy"].split("script-src")[1].split(";")[0]
     assert headers["x-content-type-options"] == "nosniff"
 
 
