@@ -280,9 +280,10 @@ def test_the_watch_sees_what_it_must(hostile: Server, browse) -> None:
 
 # -- while agents run ------------------------------------------------------------------------------
 
-def test_a_profile_shows_runs_sent_after_it_was_opened(make_collector, browse) -> None:
-    """``otelbench web`` alone reads new lake files. The live dashboard (WebSocket) will
-    replace the reload below with waiting for the open page to change by itself."""
+def test_the_live_dashboard_shows_runs_sent_after_the_page_was_opened(make_collector, browse) -> None:
+    """The profile and the leaderboard, left open, show new runs and their spans by
+    themselves (the WebSocket; ``otelbench web`` alone follows new lake files), no reload;
+    a reload then shows them in the figures too (the rollups)."""
     collector = make_collector()
     endpoint = f"http://127.0.0.1:{collector.http_port}"
     lake = Path(collector.config.exporters.parquet.path)
@@ -296,10 +297,20 @@ def test_a_profile_shows_runs_sent_after_it_was_opened(make_collector, browse) -
         page, watch = browse(url)
         _visit(page, "/agents/live")
         assert _figures(page.locator("table").first)["runs"] == "2"
+        board, board_watch = browse(url)
+        _visit(board, "/leaderboard?window=all")
+        for p in (page, board):
+            p.locator("#live[data-state=open]").wait_for(timeout=10_000)
         send_runs(endpoint, [Run("live", "second", "2")] * 3)
-        wait_for(lambda: runs_in_lake() == 5, what="the new runs in the lake")
+        # each run's root span, and its chat call, arrive in the open page as they reach the lake
+        page.locator("#live-runs li[data-type=run][data-agent=live][data-status=ok]").nth(2).wait_for(timeout=20_000)
+        page.locator("#live-events li[data-type=span][data-span-type=llm]").nth(2).wait_for(timeout=20_000)
+        board.locator("tr[data-agent=live] td[data-live=runs]:text-is('5')").wait_for(timeout=20_000)
+        assert _figures(page.locator("table").first)["runs"] == "2"  # the page itself was not reloaded
+        assert runs_in_lake() == 5
         # the rollups take the new files within refresh_s, the figures within figures_every_s
         wait_for(lambda: page.reload() and _figures(page.locator("table").first)["runs"] == "5",
                  what="the profile showing the new runs", timeout_s=30)
         assert page.locator("#recent-runs tr[data-trace]").count() == 5
+        assert board_watch.problems(board) == []
         assert watch.problems(page) == []
