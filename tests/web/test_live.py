@@ -14,6 +14,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import httpx
@@ -342,7 +343,7 @@ def test_a_viewer_that_never_reads_is_dropped_holding_no_more_than_its_queue() -
         await asyncio.sleep(0)
         return hub, slow, fast
 
-    hub, slow, fast = asyncio.run(scenario())
+    hub, slow, fast = _run(scenario())
     assert hub.counts["dropped"] == 1 and not hub.topics and stopped == [1]  # gone with the last viewer
     assert slow.queue.qsize() == 1 and slow.queue.get_nowait() is None  # only the close mark is left
     assert hub.counts["published_span"] == 100 and hub.counts["queued"] == 8 + 100  # encoded once per topic
@@ -368,5 +369,15 @@ def test_a_pump_that_fails_is_counted_and_the_next_viewer_starts_another() -> No
         await hub.close()
         return hub
 
-    hub = asyncio.run(scenario())
+    hub = _run(scenario())
     assert runs == [1, 1] and hub.counts["errors"] == 1
+
+
+def _run(coroutine: Any) -> Any:
+    """``asyncio.run`` in a thread of its own: the browser tests' Playwright (sync API) may
+    hold an event loop open in this one for the whole session."""
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
