@@ -18,9 +18,9 @@ span that holds them, often in the same request, in a long run several requests 
 
 1. the agent the span names (a lake row: its ``resolved_agent``);
 2. else the nearest span above it in the same batch that names one; a chain that reaches
-   its root in the batch without one: the root's request agent, else its service — so a
-   whole tree in one batch goes exactly where the lake puts it (tested against
-   ``storage.agents.resolve``);
+   its root in the batch without one: the root's request agent, else its service — rules
+   1 and 2 are ``storage.agents.resolve`` itself over the batch, so a whole tree in one
+   batch goes exactly where the lake puts it;
 3. else its trace's agent, from a bounded map trace → agent that spans naming one fill
    (a root's name wins; a root that names none gives its request's agent, else its
    service);
@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
+import pyarrow as pa
 
 from processors.config import Privacy
 
@@ -52,7 +53,6 @@ MAX_HELD = 10_000
 MAX_TRACES = 50_000
 MAX_EVENTS = 16  # per span message
 MAX_TEXT = 500  # characters of a name or an error message
-MAX_DEPTH = 64
 GENAI = frozenset({"llm", "agent", "tool"})
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 MICROSECOND = dt.timedelta(microseconds=1)
@@ -95,7 +95,6 @@ class Feed:
     def spans(self, rows: Sequence[dict[str, Any]], now: float) -> list[Out]:
         """Messages for a batch of span rows (one poll of a source); ``now``: a monotonic clock."""
         named = {(r["trace_id"], r["span_id"]): a for r in rows if (a := r.get("resolved_agent") or r["agent_name"])}
-        batch = {(r["trace_id"], r["span_id"]): r for r in rows}
         rooted = {r["trace_id"] for r in rows if r["parent_span_id"] is None}
         for r in rows:  # first what the batch says of its traces' agents
             t = self._trace(r["trace_id"])
@@ -107,8 +106,9 @@ class Feed:
             elif root and t.agent is None:
                 t.agent = r["request_agent"] or r["service_name"]
         out: list[Out] = []
-        for r in rows:
-            agent = self._agent(r, named, batch)
+        for r, lake in zip(rows, _lake_agents(rows)):
+            t = self.traces.get(r["trace_id"])
+            agent = lake or (t.agent if t is not None else None) or r["request_agent"]
             if agent is None:
                 self._hold(r, now, out)
             else:
@@ -126,21 +126,6 @@ class Feed:
             if trace in self.held and self.held[trace][0] == deadline:
                 out += self._release(trace, set())
         return out
-
-    def _agent(self, r: dict[str, Any], named: dict[tuple[str, str], str],
-               batch: dict[tuple[str, str], dict[str, Any]]) -> str | None:
-        trace, row = r["trace_id"], r
-        for _ in range(MAX_DEPTH):  # up the chain while it is in this batch: the lake's rule
-            key = (trace, row["span_id"])
-            if key in named:
-                return named[key]
-            if row["parent_span_id"] is None:
-                return row["request_agent"] or row["service_name"]
-            row = batch.get((trace, row["parent_span_id"]))  # type: ignore[assignment]
-            if row is None:
-                break
-        t = self.traces.get(trace)
-        return (t.agent if t is not None else None) or r["request_agent"]
 
     def _hold(self, r: dict[str, Any], now: float, out: list[Out]) -> None:
         if self.n_held >= MAX_HELD:  # bounded: the oldest trace waits no longer
@@ -232,6 +217,18 @@ class Feed:
     def hidden(self, agent: str, owner: str | None) -> bool:
         p = self.privacy
         return agent in p.hide_io_agents or (owner is not None and owner in p.hide_io_owners)
+
+
+def _lake_agents(rows: Sequence[dict[str, Any]]) -> list[str | None]:
+    """Each row's agent by the lake's rule (``storage.agents.resolve``) over this batch
+    alone: None where its chain of parents leaves the batch before naming one."""
+    from storage.agents import resolve
+
+    def column(name: str) -> pa.Array:
+        return pa.array([r.get(name) for r in rows], pa.string())
+
+    return resolve(column("trace_id"), column("span_id"), column("parent_span_id"), column("agent_name"),
+                   column("service_name"), column("resolved_agent"), column("request_agent")).to_pylist()
 
 
 def span_message(r: dict[str, Any], agent: str, hidden: bool) -> dict[str, Any]:
