@@ -1,19 +1,21 @@
 """Rollups: what the web reads instead of recomputing ``agent_runs`` per request.
 
 ``agent_runs`` groups every span of the lake by trace (~3 s at 20 M spans). The ``runs``
-rollup keeps its answer, one row per run, in two files under ``<lake>/_rollups/runs/``:
-a *base* (sorted by trace id, small row groups, so a trace lookup reads one) and a
-*delta* of the runs changed since the base was written. ``manifest.json`` names the two
-and the data files already folded in; it is replaced atomically, so a reader always
-sees one consistent pair (``current``). docs/schema.md, "Rollups", has the columns.
+rollup keeps its answer, one row per run, under ``<lake>/_rollups/runs/``: a *base* file
+per agent (its runs by start time: a statement about one agent reads only that file), a
+*trace index* (trace id → agent of the base, sorted, small row groups, so a lookup reads
+one) and a *delta* of the runs changed since. ``manifest.json`` names them and the data
+files already folded in; it is replaced atomically, so a reader always sees one
+consistent set (``current``). docs/schema.md, "Rollups", has the columns.
 
 ``refresh`` is incremental: it folds in the span files and evals commits it has not
 seen, recomputing only the traces they touch (with the ``agent_runs`` view itself, over
 those traces' spans in their partitions and the neighbouring days). A compaction's
 output names its inputs in its footer (``storage.files.lineage``): when every input was
 seen, the output holds nothing new and is not read. One refresh at a time per lake (a
-lock file); the other callers skip. The delta is merged into a new base once it holds
-more than a twentieth of the base (and ``DELTA_MIN_ROWS``).
+lock file); the other callers skip. The delta is merged into the base once it holds more
+than a twentieth of it (and ``DELTA_MIN_ROWS``): only the touched agents' files and the
+index are rewritten.
 """
 
 from __future__ import annotations
@@ -28,10 +30,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from storage.files import SEED_DATE, SEED_NAME, DataFile, data_files, lineage
+from storage.files import SEED_DATE, SEED_NAME, DataFile, data_files, lineage, partition_dir
 from storage.fs import LakeBusy, LakeFS, open_fs
+from storage.queries import bind
 from storage.queries import rollups as sql
-from storage.schema import CLUSTER_MEMBERS, EVALS, FAILURE_CLUSTERS, PARTITION_COLUMN, SPANS
+from storage.schema import CLUSTER_MEMBERS, EVALS, FAILURE_CLUSTERS, SPANS
 
 # What the rollup's version follows: runs are recomputed from new spans and evals; new
 # clusters only make a new version (readers that cache by version then read them anew).
@@ -183,7 +186,7 @@ def _refresh(fs: LakeFS, folder: str) -> Refreshed:
         if new[EVALS.name]:
             ids = sorted(set(_trace_ids(con, fs, new[EVALS.name])) - recomputed)  # those got their score above
             con.execute(sql.TOUCHED_TABLE, {"ids": ids})
-            rows = _conform(con.sql(sql.RESCORED, params=_bind(sql.RESCORED, _snapshot(folder, m))).to_arrow_table())
+            rows = _conform(con.sql(sql.RESCORED, params=bind(sql.RESCORED, _snapshot(folder, m))).to_arrow_table())
             merged |= _step(fs, folder, con, m, rows, {EVALS.name: new[EVALS.name]})
             touched += len(ids)
         clusters = {t.name: new[t.name] for t in (FAILURE_CLUSTERS, CLUSTER_MEMBERS) if new[t.name]}
@@ -205,7 +208,7 @@ def _step(fs: LakeFS, folder: str, con: Any, m: dict[str, Any], rows: pa.Table,
     the delta was merged."""
     snap = _snapshot(folder, m)
     con.register("fresh_rows", rows)
-    gone = [r[0] for r in con.execute(f"WITH {sql.RUNS_CTE} {sql.GONE}", _bind(sql.RUNS_CTE, snap)).fetchall()]
+    gone = [r[0] for r in con.execute(f"WITH {sql.RUNS_CTE} {sql.GONE}", bind(sql.RUNS_CTE, snap)).fetchall()]
     if gone:
         rows = pa.concat_tables([rows, pa.table({f.name: pa.array(gone, f.type) if f.name == "trace_id"
                                                  else pa.nulls(len(gone), f.type) for f in RUNS_SCHEMA})])
@@ -270,11 +273,6 @@ def _by_agent(rows: pa.Table) -> list[tuple[str, pa.Table]]:
     return [(agents[a], rows.slice(a, b - a)) for a, b in zip(cuts, cuts[1:])]
 
 
-def _bind(statement: str, params: dict[str, Any]) -> dict[str, Any]:
-    """The parameters ``statement`` names (DuckDB refuses others)."""
-    return {k: v for k, v in params.items() if f"${k}" in statement}
-
-
 def _snapshot(folder: str, m: dict[str, Any]) -> dict[str, Any]:
     snap = _snap(folder, m)
     return {**snap.params, "empty": snap.empty, "index": snap.index}
@@ -324,7 +322,7 @@ def _restrict(con: Any, fs: LakeFS, days: set[str]) -> None:
     for t in (SPANS, LOGS, EVALS):  # evals: every commit (they are not by the runs' days)
         files[t.name] = [fs.uri(f.path) for f in data_files(fs, t) if t is EVALS or _day(f) in days] + [
             # read_parquet needs a file: the seed has the schema and no rows
-            fs.uri(fs.path(t.name, f"{PARTITION_COLUMN}={SEED_DATE}", SEED_NAME))]
+            fs.uri(posixpath.join(partition_dir(fs, t, SEED_DATE), SEED_NAME))]
     for stmt in sql.restricted_views_sql(fs.root, files[SPANS.name], files[LOGS.name], files[EVALS.name]):
         con.execute(stmt)
 

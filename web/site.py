@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from processors.config import Privacy
+from storage.queries import bind
 
 _ROOT = str(Path(__file__).resolve().parent.parent)  # where ``python -m storage.rollups`` imports from
 BADGE_METRICS = ("success", "runs", "score", "cost", "latency")
@@ -175,7 +176,7 @@ class Site:
         params = {"private_agents": list(self.privacy.private_agents),
                   "private_owners": list(self.privacy.private_owners), **more, **files, "index": snap.index,
                   "evals": self._evals_glob}
-        given = {k: v for k, v in params.items() if f"${k}" in sql}
+        given = bind(sql, params)
         key = (snap.version, sql, repr(sorted(given.items())))
         with self._cache_lock:
             hit = self._cache.get(key)

@@ -5,7 +5,20 @@
 - ``bench``: the bench runner's views;
 - ``compaction``: merging small files without repeats;
 - ``lockdown``: confining a connection to the lake;
-- ``reports``: named queries (the summary, the benchmarks).
+- ``reports``: named queries (the summary, the benchmarks);
+- ``processors``: what the judge and the clustering read;
+- ``rollups``: building and reading the runs rollup (storage/rollups.py);
+- ``web``, ``web_models``, ``live``: what the web UI reads.
 
 Functions only *build* SQL (pure, tested as input → SQL); ``storage.duckdb`` runs it.
 """
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def bind(statement: str, params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters ``statement`` names (``$name``), of ``params``: DuckDB refuses others,
+    so a caller can keep one dict of everything its statements may use."""
+    return {k: v for k, v in params.items() if f"${k}" in statement}
