@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -60,29 +63,39 @@ def _hold(root: str, path: str, held: multiprocessing.Event, release: multiproce
         release.wait(30)
 
 
-def test_the_lock_excludes_other_processes(tmp_path: Path) -> None:
-    fs = open_fs(tmp_path)
-    path = fs.path("_commit.lock")
+@contextlib.contextmanager
+def _held_elsewhere(fs: LakeFS, path: str) -> Iterator[Any]:
+    """``path``'s lock held by another process for the block; yields the event that
+    releases it (set on leaving, then that process is joined)."""
     ctx = multiprocessing.get_context("spawn")
     held, release = ctx.Event(), ctx.Event()
     other = ctx.Process(target=_hold, args=(fs.root, path, held, release))
     other.start()
-    assert held.wait(30)
+    try:
+        assert held.wait(30)
+        yield release
+    finally:
+        release.set()
+        other.join(30)
+
+
+def test_the_lock_excludes_other_processes(tmp_path: Path) -> None:
+    fs = open_fs(tmp_path)
+    path = fs.path("_commit.lock")
     got = []
+    with _held_elsewhere(fs, path) as release:
 
-    def take() -> None:
-        with fs.lock(path):
-            got.append(release.is_set())
+        def take() -> None:
+            with fs.lock(path):
+                got.append(release.is_set())
 
-    import threading
+        import threading
 
-    taker = threading.Thread(target=take)
-    taker.start()
-    taker.join(0.5)  # still waiting: the other process holds it
-    assert got == [] and taker.is_alive()
-    release.set()
+        taker = threading.Thread(target=take)
+        taker.start()
+        taker.join(0.5)  # still waiting: the other process holds it
+        assert got == [] and taker.is_alive()
     taker.join(30)
-    other.join(30)
     assert got == [True]
 
 
@@ -91,15 +104,9 @@ def test_a_lock_not_waited_for_says_it_is_busy(tmp_path: Path) -> None:
 
     fs = open_fs(tmp_path)
     path = fs.path("_processors.lock")
-    ctx = multiprocessing.get_context("spawn")
-    held, release = ctx.Event(), ctx.Event()
-    other = ctx.Process(target=_hold, args=(fs.root, path, held, release))
-    other.start()
-    assert held.wait(30)
-    with pytest.raises(LakeBusy, match="held by another process"):
-        with fs.lock(path, wait=False):
-            pass
-    release.set()
-    other.join(30)
+    with _held_elsewhere(fs, path):
+        with pytest.raises(LakeBusy, match="held by another process"):
+            with fs.lock(path, wait=False):
+                pass
     with fs.lock(path, wait=False):  # free again once the holder is gone
         pass
