@@ -173,17 +173,11 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
         except NotFound:
             label, value, color = "agent", "not found", "none"  # never echo a private name
         svg = badge(label, value, color)
-        etag = '"' + hashlib.sha256(svg.encode()).hexdigest()[:16] + '"'
-        if request.headers.get("if-none-match") == etag:
-            return Response(status_code=304, headers={"ETag": etag, "Cache-Control": "max-age=60"})
-        return Response(svg, media_type="image/svg+xml", headers={"ETag": etag, "Cache-Control": "max-age=60"})
+        return _conditional(request, svg, "image/svg+xml", hashlib.sha256(svg.encode()).hexdigest()[:16], 60)
 
     def share_image(request: Request) -> Response:
         key, png = share_images.get(card_figures(site, request.path_params["name"]))
-        headers = {"ETag": f'"{key}"', "Cache-Control": "max-age=300"}
-        if request.headers.get("if-none-match") == headers["ETag"]:
-            return Response(status_code=304, headers=headers)
-        return Response(png, media_type="image/png", headers=headers)
+        return _conditional(request, png, "image/png", key, 300)
 
     def healthz(request: Request) -> Response:
         return JSONResponse({"ok": True})
@@ -237,4 +231,13 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
         await hub.close()
 
     return Starlette(routes=routes, middleware=[Middleware(SecurityHeaders)], lifespan=lifespan)
+
+
+def _conditional(request: Request, body: str | bytes, media_type: str, key: str, max_age: int) -> Response:
+    """``body`` with an ETag (``key``) and ``Cache-Control: max-age``; 304 without a body
+    when the client already has it (``If-None-Match``)."""
+    headers = {"ETag": f'"{key}"', "Cache-Control": f"max-age={max_age}"}
+    if request.headers.get("if-none-match") == headers["ETag"]:
+        return Response(status_code=304, headers=headers)
+    return Response(body, media_type=media_type, headers=headers)
 
