@@ -44,6 +44,9 @@ if TYPE_CHECKING:
     import polars as pl
 
 LOCK_NAME = "_commit.lock"  # in the table's folder: one commit or compaction at a time
+# a compacted file's row groups: small, since readers look up one agent's or one run's rows
+# (sorted by them: compaction_sql.compact_derived_sql) more often than they scan
+ROW_GROUP_ROWS = 16_384
 
 
 def append(fs: LakeFS, t: Table, data: pa.Table | pl.DataFrame) -> str | None:
@@ -199,5 +202,5 @@ def _merge(fs: LakeFS, t: Table, inputs: list[DataFile], outputs: list[str]) -> 
         data = pa.Table.from_batches([compaction.conform_arrow(b, t.stored_schema) for b in reader], t.stored_schema)
     if data.num_rows == 0:  # every row superseded: the inputs just go
         return []
-    write_staged(fs, data, outputs[0], t, with_lineage(t.stored_schema, inputs))
+    write_staged(fs, data, outputs[0], t, with_lineage(t.stored_schema, inputs), row_group_rows=ROW_GROUP_ROWS)
     return outputs[:1]

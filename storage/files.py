@@ -88,6 +88,21 @@ def partition_dir(fs: LakeFS, t: Table, day: str) -> str:
     return fs.path(t.name, f"{PARTITION_COLUMN}={day}")
 
 
+def day_globs(fs: LakeFS, t: Table, days: list[str]) -> list[str]:
+    """Globs of the Parquet files of ``days`` (YYYY-MM-DD) and of the seed (every column,
+    for ``union_by_name``): what a reader of those days lists instead of every partition.
+    A day's glob is left out while its folder holds no data file (DuckDB refuses a glob
+    that matches nothing); once one is there one always is (compaction publishes its
+    output before it deletes its inputs), and a reader that retries lists anew.
+    """
+    found = [partition_dir(fs, t, SEED_DATE)]
+    for day in sorted(set(days)):
+        folder = partition_dir(fs, t, day)
+        if any(DataFile.parse(f"{folder}/{name}") for name in fs.files(folder)):
+            found.append(folder)
+    return [f"{fs.uri(folder)}/*.parquet" for folder in found]
+
+
 def with_lineage(schema: pa.Schema, inputs: list[DataFile]) -> pa.Schema:
     """``schema`` carrying, in the file's footer, the names of the files a compaction merged
     into it (``LINEAGE_KEY``): a reader that has seen all of them (``storage.rollups``)
@@ -113,10 +128,11 @@ def write_parquet(fs: LakeFS, data: Any, path: str, t: Table) -> None:
     fs.write_parquet(data, path, row_group_size=ROW_GROUP_ROWS, **write_options(t))
 
 
-def write_staged(fs: LakeFS, data: Any, path: str, t: Table, schema: pa.Schema | None = None) -> None:
+def write_staged(fs: LakeFS, data: Any, path: str, t: Table, schema: pa.Schema | None = None, *,
+                 row_group_rows: int = ROW_GROUP_ROWS) -> None:
     """``data`` written and sealed under ``path``'s staging name, for a caller that
     publishes several files together (``storage.compaction.replace_files``); ``schema``:
     ``t.stored_schema`` with file metadata (``with_lineage``)."""
     with fs.parquet_writer(path, schema or t.stored_schema, **write_options(t)) as writer:
-        writer.write_table(data, row_group_size=ROW_GROUP_ROWS)
+        writer.write_table(data, row_group_size=row_group_rows)
     fs.seal(path)

@@ -34,8 +34,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from storage import agents, compaction, derived
-from storage.files import (SEED_DATE, SEED_NAME, DataFile, LakeError, check_batch_id, data_files, partition_dir,
-                           partitions, write_parquet)
+from storage.files import (SEED_DATE, SEED_NAME, DataFile, LakeError, check_batch_id, data_files, day_globs,
+                           partition_dir, partitions, write_parquet)
 from storage.files import table as _table
 from storage.fs import LakeFS, open_fs
 from storage.schema import PARTITION_COLUMN, SCHEMA_VERSION, SIGNAL, SPANS, Table, tables
@@ -90,6 +90,11 @@ class Lake:
     def files(self, table: str) -> list[Path]:
         """Data files (part, commit and compact, not the seed), oldest batch first."""
         return [Path(f.path) for f in data_files(self.fs, _table(table))]
+
+    def day_globs(self, table: str, days: Iterable[str]) -> list[str]:
+        """Globs of the table's files of some UTC days (YYYY-MM-DD), seed included, for a
+        reader of those days only (``storage.files.day_globs``)."""
+        return day_globs(self.fs, _table(table), list(days))
 
     # ------------------------------------------------------------------ writes: signal tables
     def write_batch(self, batch_id: str, tables: Mapping[str, Mapping[str, Sequence[Any]]]) -> list[Path]:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import threading
 import time
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable
 
@@ -38,6 +40,7 @@ from web.site import BADGE_METRICS, SORTS, WINDOWS, BadRequest, NotFound, Site, 
 TEMPLATES = Path(__file__).parent / "templates"
 LIVE_JS = Path(__file__).parent / "static" / "live.js"
 EMBED_SIZES = ("sm", "md", "lg")
+KEPT_BODIES = 64  # home and leaderboard bodies kept per rollup version (≈ 80 KB each for 200 agents)
 
 
 def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers: Receivers | None = None, *,
@@ -83,9 +86,32 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
 
         return endpoint
 
-    def api(data: Callable[[Request], Any]) -> Callable[[Request], Response]:
-        """A page's JSON twin: the same data, as JSON."""
+    bodies: OrderedDict[tuple[int, str], Any] = OrderedDict()
+    bodies_lock = threading.Lock()
+
+    def kept(request: Request, build: Callable[[], str | bytes]) -> Any:
+        """The body ``build()`` makes for this URL, kept per rollup version: for the pages
+        about every agent (home, leaderboard), which each request would otherwise lay out
+        anew from the same figures. At most ``KEPT_BODIES`` (any query string is a URL of
+        its own); errors are not kept (they raise)."""
+        key = (site.version_key(), str(request.url))
+        with bodies_lock:
+            if key in bodies:
+                bodies.move_to_end(key)
+                return bodies[key]
+        body = build()
+        with bodies_lock:
+            bodies[key] = body
+            while len(bodies) > KEPT_BODIES:
+                bodies.popitem(last=False)
+        return body
+
+    def api(data: Callable[[Request], Any], *, keep: bool = False) -> Callable[[Request], Response]:
+        """A page's JSON twin: the same data, as JSON (``keep``: the body kept per version)."""
         def handler(request: Request) -> Response:
+            if keep:
+                return Response(kept(request, lambda: JSONResponse(json_value(data(request))).body),
+                                media_type="application/json")
             return JSONResponse(json_value(data(request)))
         handler.__name__ = f"api_{data.__name__}"
         return handler
@@ -96,9 +122,6 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
         if choice(request.query_params, "tab", models.LEADERBOARD_TABS, "agents") == "models":
             return models.leaderboard(site, request.query_params)
         return {"tab": "agents", "evidence": models.TELEMETRY, **site.leaderboard(request.query_params)}
-
-    def agent_data(request: Request) -> dict[str, Any]:
-        return site.agent(request.path_params["name"])
 
     def profile_data(request: Request) -> dict[str, Any]:
         return profile(site, request.path_params["name"], str(request.base_url))
@@ -129,13 +152,16 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
     # -- pages ------------------------------------------------------------------------------
 
     def home(request: Request) -> Response:
-        return page("home.html", data=home_data(request))
+        return HTMLResponse(kept(request, lambda: env.get_template("home.html").render(data=home_data(request))))
 
     def leaderboard(request: Request) -> Response:
-        board = leaderboard_data(request)
-        if board["tab"] == "models":
-            return page("leaderboard_models.html", board=board, sorts=models.MODEL_SORTS)
-        return page("leaderboard.html", board=board, sorts=SORTS, windows=WINDOWS)
+        def build() -> str:
+            board = leaderboard_data(request)
+            if board["tab"] == "models":
+                return env.get_template("leaderboard_models.html").render(board=board, sorts=models.MODEL_SORTS)
+            return env.get_template("leaderboard.html").render(board=board, sorts=SORTS, windows=WINDOWS)
+
+        return HTMLResponse(kept(request, build))
 
     def agent(request: Request) -> Response:
         data = profile_data(request)
@@ -160,7 +186,8 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
     def embed(request: Request) -> Response:
         size = choice(request.query_params, "size", EMBED_SIZES, "md")
         theme = choice(request.query_params, "theme", ("light", "dark"), "light")
-        response = page("embed.html", data=agent_data(request), size=size, theme=theme)
+        response = page("embed.html", data=site.agent(request.path_params["name"], recent=False), size=size,
+                        theme=theme)
         # the one route other sites may frame
         response.headers["Content-Security-Policy"] = SECURITY_HEADERS["Content-Security-Policy"].replace(
             "frame-ancestors 'none'", "frame-ancestors *")
@@ -168,12 +195,15 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
 
     def badge_svg(request: Request) -> Response:
         metric = choice(request.query_params, "metric", BADGE_METRICS, "success")
-        try:
-            label, value, color = badge_value(agent_data(request)["agent"], metric)
-        except NotFound:
-            label, value, color = "agent", "not found", "none"  # never echo a private name
-        svg = badge(label, value, color)
-        return _conditional(request, svg, "image/svg+xml", hashlib.sha256(svg.encode()).hexdigest()[:16], 60)
+        figures = site.figures("all").get(request.path_params["name"])  # None: unknown or private
+        label, value, color = badge_value(figures, metric) if figures else ("agent", "not found", "none")
+
+        def drawn() -> tuple[str, str]:
+            svg = badge(label, value, color)
+            return svg, hashlib.sha256(svg.encode()).hexdigest()[:16]
+
+        svg, etag = site.cached(("badge", label, value, color), drawn, version=0)  # its text alone decides it
+        return _conditional(request, svg, "image/svg+xml", etag, 60)
 
     def share_image(request: Request) -> Response:
         key, png = share_images.get(card_figures(site, request.path_params["name"]))
@@ -207,10 +237,10 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
         get("/models/{name:path}", model_page),
         get("/benchmarks", benchmarks_page),
         get("/benchmarks/{suite:path}", benchmark_page),
-        get("/api/leaderboard", api(leaderboard_data), json=True),
+        get("/api/leaderboard", api(leaderboard_data, keep=True), json=True),
         get("/api/agents/{name:path}/insights", api(insights_data), json=True),
         get("/api/agents/{name:path}", api(profile_data), json=True),
-        get("/api/home", api(home_data), json=True),
+        get("/api/home", api(home_data, keep=True), json=True),
         get("/api/runs/{trace_id}", api(run_data), json=True),
         get("/api/vs/{pair:path}", api(compare_data), json=True),
         get("/api/models/{name:path}", api(model_data), json=True),

@@ -282,7 +282,7 @@ class KnownAgents:
         if hit is not None and hit[1] > now:
             return hit[0]
         try:
-            self.site.agent(name)
+            self.site.agent(name, recent=False)
             why = None
         except NotFound as exc:
             why = str(exc)

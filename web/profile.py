@@ -10,7 +10,7 @@ statements of ``storage/queries/web.py``; nothing quotes a run's input or output
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
@@ -24,25 +24,25 @@ EMBED_SIZES = {"sm": (220, 90), "md": (280, 140), "lg": (340, 200)}  # iframe wi
 
 
 def profile(site: Site, name: str, base_url: str) -> dict[str, Any]:
-    """Everything ``/agents/{name}`` shows; NotFound for an unknown or private agent."""
-    from storage.queries import web as q
+    """Everything ``/agents/{name}`` shows; NotFound for an unknown or private agent.
+    Kept per rollup version (``Site.cached``): shared, not to be changed."""
+    return site.cached(("profile", name, base_url), lambda: _profile(site, name, base_url))
 
+
+def _profile(site: Site, name: str, base_url: str) -> dict[str, Any]:
     data = site.agent(name)
     figures = data["agent"]
-    buckets = site.rows(q.LATENCY_BUCKETS, agent=name, per_decade=series.PER_DECADE, min_ms=series.MIN_LATENCY_MS)
-    unit, periods = series.over_time(_hourly(site, name))
-    ids = [r["trace_id"] for r in data["recent_runs"]]
-    sources = ({r["trace_id"]: r["sources"] for r in site.rows(q.RUN_COST_SOURCES, trace_ids=ids, agent=name)}
-               if ids else {})
+    found = site.agent_series(name)
+    unit, periods = series.over_time(found["hours"])
     for r in data["recent_runs"]:
-        r["cost_source"] = source_label(sources.get(r["trace_id"], ()))
+        r["cost_source"] = source_label(r.pop("cost_sources"))
     return {
         **data,
         "clusters": clusters(site, name, data["clusters"]),
         "latency": {"per_decade": series.PER_DECADE, "p50_ms": figures["p50_ms"], "p95_ms": figures["p95_ms"],
-                    "buckets": [asdict(b) for b in series.log_buckets({r["bucket"]: r["runs"] for r in buckets})]},
-        "over_time": {"unit": unit, "periods": [asdict(p) for p in periods]},
-        "cost": agent_cost(site.rows(q.AGENT_COST, agent=name), figures["runs"], figures["costed"]),
+                    "buckets": [vars(b).copy() for b in series.log_buckets(found["latency"])]},
+        "over_time": {"unit": unit, "periods": [vars(p).copy() for p in periods]},
+        "cost": agent_cost(found["cost"], figures["runs"], figures["costed"]),
         "share": share_links(base_url, name),
     }
 
@@ -51,14 +51,11 @@ def clusters(site: Site, name: str, found: list[dict[str, Any]]) -> list[dict[st
     """The agent's clusters (``found``, as ``Site.agent`` gives them, hide_io applied), each
     with its members per period on one time axis shared by all (``trend``) and those of
     its example runs that may be shown (``examples``: trace id, time, status)."""
-    from storage.queries import web as q
-
     if not found:
         return found
-    hourly = site.rows(q.CLUSTER_MEMBERS_PER_HOUR, agent=name)
+    kept = site.agent_clusters(name)
+    hourly, shown = kept["trends"], kept["examples"]
     span = (min(r["hour"] for r in hourly), max(r["hour"] for r in hourly)) if hourly else None
-    wanted = sorted({t for c in found for t in (c["example_trace_ids"] or [])})
-    shown = site.rows(q.VISIBLE_RUNS, trace_ids=wanted, agent=name) if wanted else []
     out = []
     for c in found:
         mine = [(r["hour"], r["runs"], 0) for r in hourly if r["cluster_id"] == c["cluster_id"]]
@@ -67,12 +64,6 @@ def clusters(site: Site, name: str, found: list[dict[str, Any]]) -> list[dict[st
         out.append({**c, "trend": {"unit": unit, "periods": [{"start": p.start, "runs": p.runs} for p in periods]},
                     "examples": [r for r in shown if r["trace_id"] in examples]})
     return out
-
-
-def _hourly(site: Site, name: str) -> list[tuple[Any, int, int]]:
-    from storage.queries import web as q
-
-    return [(r["hour"], r["runs"], r["failures"]) for r in site.rows(q.RUNS_PER_HOUR, agent=name)]
 
 
 def share_links(base_url: str, name: str) -> dict[str, Any]:
@@ -115,7 +106,7 @@ def card_figures(site: Site, name: str) -> CardFigures:
     a = site.figures("all").get(name)
     if a is None:
         raise NotFound(f"no agent named {name!r}")
-    unit, periods = series.over_time(_hourly(site, name), max_bars=SHARE_BARS)
+    unit, periods = series.over_time(site.agent_series(name)["hours"], max_bars=SHARE_BARS)
     return CardFigures(name, a["runs"], a["success_rate"], a["score"], a["p50_ms"], unit,
                        tuple(p.runs for p in periods))
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from processors.config import Privacy
 from storage.queries import bind
+from web import every_agent
 
 _ROOT = str(Path(__file__).resolve().parent.parent)  # where ``python -m storage.rollups`` imports from
 BADGE_METRICS = ("success", "runs", "score", "cost", "latency")
@@ -65,16 +66,18 @@ class Site:
         self.refresh_s = refresh_s
         self._opened: list[Any] = []
         self._opening = threading.Lock()
+        self._refreshing = threading.Lock()  # one fold at a time from this process
         self._snapshot: tuple[Any, Any] = (None, None)  # (manifest stat, Snapshot)
-        self._figures: dict[str, dict[str, Any]] = {}  # window -> version, at, as_of, agents
-        self._figuring = threading.Lock()
+        self._computed: dict[str, dict[str, Any]] = {}  # name -> version, at, as_of, value
+        self._computing: dict[str, threading.Lock] = {}
         self._refresher: threading.Thread | None = None
         self.refresh_errors = 0
         self._cache: OrderedDict[tuple[Any, ...], list[dict[str, Any]]] = OrderedDict()
         self._cache_lock = threading.Lock()
         from storage.queries.tables import table_glob
 
-        self._evals_glob = table_glob(lake_root, "evals")
+        # the derived tables' files, for statements that narrow them to one run
+        self._globs = {"evals_files": table_glob(lake_root, "evals")}
 
     # -- rollups --------------------------------------------------------------------------
 
@@ -93,8 +96,9 @@ class Site:
         key = (st.st_mtime_ns, st.st_size, st.st_ino) if st else None
         if key is None or self._snapshot[0] != key:
             # none yet, or of another format: build it now (or wait for whoever does)
-            while (snap := rollups.current(self.lake_root)) is None:
-                self.refresh()
+            with self._refreshing:  # the refresher thread's fold, if one runs, ends first
+                while (snap := rollups.current(self.lake_root)) is None:
+                    self.refresh()
             self._snapshot = (key, snap)
         return self._snapshot[1]
 
@@ -129,31 +133,73 @@ class Site:
         from storage import rollups
 
         while True:
-            time.sleep(self.refresh_s)
             try:
-                if rollups.pending(self.lake_root):
-                    self.refresh()
+                with self._refreshing:
+                    if rollups.pending(self.lake_root):
+                        self.refresh()
+                self.warm()  # the new version's figures, before a request asks for them
             except Exception:  # counted; the pages keep the last good rollup
                 self.refresh_errors += 1
+            time.sleep(self.refresh_s)
 
-    def figures(self, window: str) -> dict[str, dict[str, Any]]:
-        """Every visible agent's figures over ``window`` (a WINDOWS key), by agent:
-        computed once per rollup version and window, at most every ``figures_every_s``."""
+    def per_version(self, name: str, compute: Any) -> dict[str, Any]:
+        """``compute(as_of)``'s value, computed once per rollup version, at most every
+        ``figures_every_s`` (and kept until then): ``{"value", "as_of", "version", "at", "compute"}``.
+        Each name has its own lock, so a long computation holds up only its own readers."""
         import time
 
-        from storage.queries import web as q
-
         snap = self.snapshot()
-        with self._figuring:
-            f = self._figures.get(window)
+        with self._opening:
+            lock = self._computing.setdefault(name, threading.Lock())
+        with lock:
+            f = self._computed.get(name)
             if f is None or (f["version"] != snap.version and time.monotonic() - f["at"] >= self.figures_every_s):
                 now = dt.datetime.now(dt.timezone.utc)
-                hours = WINDOWS[window]
-                since = now - dt.timedelta(hours=hours) if hours else dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
-                rows = {r["agent"]: r for r in self.rows(q.LEADERBOARD, since=since)}
-                self._figures[window] = f = {"version": snap.version, "at": time.monotonic(), "as_of": now,
-                                             "agents": rows}
-            return f["agents"]
+                self._computed[name] = f = {"version": snap.version, "at": time.monotonic(), "as_of": now,
+                                            "value": compute(now), "compute": compute}
+            return f
+
+    def figures(self, window: str) -> dict[str, dict[str, Any]]:
+        """Every visible agent's figures over ``window`` (a WINDOWS key), by agent."""
+        return self.per_version(f"figures {window}", lambda now: self._figures(window, now))["value"]
+
+    def _figures(self, window: str, now: dt.datetime) -> dict[str, dict[str, Any]]:
+        from storage.queries import web as q
+
+        hours = WINDOWS[window]
+        since = now - dt.timedelta(hours=hours) if hours else dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+        return {r["agent"]: r for r in self.rows(q.LEADERBOARD, since=since)}
+
+    def agent_series(self, name: str) -> dict[str, Any]:
+        """One agent's runs and failed runs per hour (``hours``: (hour, runs, failures)), runs
+        per latency bucket (``latency``: bucket -> runs) and cost rows per source
+        (``cost``, for web.cost.agent_cost), from every agent's (web/every_agent.py)."""
+        return self.cached(("series", name), lambda: every_agent.series_of(self._series(), name))
+
+    def agent_clusters(self, name: str) -> dict[str, list[dict[str, Any]]]:
+        """One agent's failure clusters (``clusters``, biggest first), their clustered runs
+        per cluster and hour (``trends``) and the example runs that may be shown
+        (``examples``), from every agent's (web/every_agent.py)."""
+        found = self._clusters()
+        return {part: found[part].dicts(name) for part in ("clusters", "trends", "examples")}
+
+    def run_cluster(self, trace_id: str) -> dict[str, Any] | None:
+        """The failure cluster a run is in (``cluster_id``, ``description``), or None."""
+        return every_agent.cluster_of(self._clusters(), trace_id)
+
+    def _series(self) -> dict[str, Any]:
+        return self.per_version("series", lambda now: every_agent.series(self.arrow))["value"]
+
+    def _clusters(self) -> dict[str, Any]:
+        return self.per_version("clusters", lambda now: every_agent.clusters(self.arrow))["value"]
+
+    def warm(self) -> None:
+        """Compute what every page shares (figures of each window, series, clusters) for
+        the current rollup version, so that requests find it ready."""
+        for window in ("7d", "all", *WINDOWS):  # the leaderboard's default and the profiles' first
+            self.figures(window)
+        self._series()
+        self._clusters()
 
     def gateway(self) -> Any:
         from storage.duckdb import open_lake
@@ -170,26 +216,54 @@ class Site:
         used first out): a version changes whenever runs, scores or clusters do
         (storage.rollups.WATCHED), so no answer outlives what it read by more than one
         refresh. Callers copy before changing a row."""
+        snap, given = self._bind(sql, more)
+
+        def run() -> list[dict[str, Any]]:
+            result = self.gateway().query(sql, given, max_rows=None)
+            return [dict(zip(result.columns, r)) for r in result.rows]
+
+        return [dict(r) for r in self.cached((sql, repr(sorted(given.items()))), run, snap.version)]
+
+    def cached(self, key: tuple[Any, ...], compute: Any, version: Any = None) -> Any:
+        """``compute()``, kept under ``key`` with the statements' answers (``rows``): what a
+        page derives from them and from what ``per_version`` keeps, such as a profile. Kept
+        for ``version``, by default ``version_key()``. The value is shared: callers must not
+        change it."""
+        version = self.version_key() if version is None else version
+        full = (version, *key)
+        with self._cache_lock:
+            if full in self._cache:
+                self._cache.move_to_end(full)
+                return self._cache[full]
+        value = compute()
+        with self._cache_lock:
+            self._cache[full] = value
+            while len(self._cache) > self.CACHE_SIZE:
+                self._cache.popitem(last=False)
+        return value
+
+    def version_key(self) -> tuple[Any, ...]:
+        """The rollup version and the version each ``per_version`` value was computed from:
+        an answer derived from both is stale when either moves (figures may lag the rollup
+        by up to ``figures_every_s``, and must not be kept as the newer version's)."""
+        for name, f in list(self._computed.items()):  # due ones computed anew first, or a key
+            self.per_version(name, f["compute"])       # made from stale ones would be kept forever
+        return (self.snapshot().version, *sorted((n, f["version"]) for n, f in list(self._computed.items())))
+
+    def arrow(self, sql: str, **more: Any) -> Any:
+        """The result of one statement as an Arrow table (not cached: for ``per_version``)."""
+        return self.gateway().arrow(sql, self._bind(sql, more)[1], max_rows=None).table
+
+    def _bind(self, sql: str, more: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        """The rollup snapshot and the parameters ``sql`` references: the privacy rules, the
+        rollup's and the derived tables' files, and ``more``."""
         snap = self.snapshot()
         # a statement about one agent reads only its base file (storage/rollups.py)
         files = snap.params_of(more["agent"]) if isinstance(more.get("agent"), str) else snap.params
         params = {"private_agents": list(self.privacy.private_agents),
-                  "private_owners": list(self.privacy.private_owners), **more, **files, "index": snap.index,
-                  "evals": self._evals_glob}
-        given = bind(sql, params)
-        key = (snap.version, sql, repr(sorted(given.items())))
-        with self._cache_lock:
-            hit = self._cache.get(key)
-            if hit is not None:
-                self._cache.move_to_end(key)
-                return [dict(r) for r in hit]
-        result = self.gateway().query(sql, given, max_rows=None)
-        found = [dict(zip(result.columns, r)) for r in result.rows]
-        with self._cache_lock:
-            self._cache[key] = found
-            while len(self._cache) > self.CACHE_SIZE:
-                self._cache.popitem(last=False)
-        return [dict(r) for r in found]
+                  "private_owners": list(self.privacy.private_owners), **self._globs, **more, **files,
+                  "index": snap.index}
+        return snap, bind(sql, params)
 
     def io_hidden(self, agent: str, owner: str | None = None) -> bool:
         return agent in self.privacy.hide_io_agents or (owner is not None and owner in self.privacy.hide_io_owners)
@@ -205,28 +279,32 @@ class Site:
         ranked.sort(key=lambda a: (a[key] if sort not in ("cost", "latency") else -a[key], a["agent"]), reverse=True)
         unranked = sorted((a for a in agents if a not in ranked), key=lambda a: a["agent"])
         return {"window": window, "sort": sort, "min_runs_ranked": MIN_RUNS_RANKED, "agents": ranked,
-                "unranked": unranked, "as_of": self._figures[window]["as_of"]}
+                "unranked": unranked,
+                "as_of": self._computed[f"figures {window}"]["as_of"]}
 
-    def agent(self, name: str) -> dict[str, Any]:
+    def agent(self, name: str, *, recent: bool = True) -> dict[str, Any]:
+        """An agent's figures, clusters and (``recent``) latest runs; NotFound for an
+        unknown or private agent. Without its runs (a badge, an embed, a comparison) it
+        answers from what is kept per rollup version alone, no statement."""
         from storage.queries import web as q
 
         figures = self.figures("all").get(name)
         if figures is None:
             raise NotFound(f"no agent named {name!r}")
         found = [dict(figures)]
-        recent = self.rows(q.RECENT_RUNS, agent=name, limit=20)
-        for r in recent:
+        recent_runs = self.rows(q.RECENT_RUNS, agent=name, limit=20) if recent else []
+        for r in recent_runs:
             if self.io_hidden(name, r.pop("owner")):
                 r["input"] = r["output"] = None
-        clusters = self.rows(q.CLUSTERS, agent=name)
+        clusters = self.agent_clusters(name)["clusters"]
         hidden = self.io_hidden(name)
         if hidden:  # descriptions and terms quote the failures
             for c in clusters:
                 c["description"], c["top_terms"] = None, []
-        return {"agent": found[0], "recent_runs": recent, "clusters": clusters, "io_hidden": hidden}
+        return {"agent": found[0], "recent_runs": recent_runs, "clusters": clusters, "io_hidden": hidden}
 
     def insights(self, name: str) -> dict[str, Any]:
-        data = self.agent(name)
+        data = self.agent(name, recent=False)
         return {"agent": data["agent"]["agent"], "clusters": data["clusters"]}
 
     def run(self, trace_id: str) -> dict[str, Any]:
@@ -243,12 +321,18 @@ class Site:
         run.pop("date")
         margin = dt.timedelta(hours=1)
         until = run["start_time"] + dt.timedelta(milliseconds=run["duration_ms"] or 0) + margin
-        spans = self.rows(q.RUN_SPANS, trace_id=trace_id, since=run["start_time"] - margin, until=until)
+        since = run["start_time"] - margin
+        spans = self.rows(q.RUN_SPANS, trace_id=trace_id, since=since, until=until,
+                          span_files=self._day_globs("spans", since, until))
         evals = self.rows(q.RUN_EVAL, trace_id=trace_id)
+        cluster = self.run_cluster(trace_id)
         if hidden:
             run["input"] = run["output"] = None
+            if cluster:  # its description quotes the failures
+                cluster["description"] = None
             for s in spans:
-                s["input_messages"] = s["output_messages"] = s["attributes"] = None
+                # an error message quotes what failed as much as the messages do
+                s["input_messages"] = s["output_messages"] = s["attributes"] = s["status_message"] = None
             for e in evals:  # the reasoning quotes the run
                 e["reasoning"] = None
         start = min((s["start_time"] for s in spans), default=None)
@@ -257,10 +341,19 @@ class Site:
         for s in spans:
             s["offset_ms"] = (s["start_time"] - start).total_seconds() * 1000
         return {"run": run, "spans": spans, "total_ms": total or 1.0, "eval": evals[0] if evals else None,
-                "cluster": (self.rows(q.RUN_CLUSTER, trace_id=trace_id) or [None])[0], "io_hidden": hidden}
+                "cluster": cluster, "io_hidden": hidden}
+
+    def _day_globs(self, table: str, since: dt.datetime, until: dt.datetime) -> list[str]:
+        """The globs of ``table``'s files of the UTC days from ``since`` to ``until``."""
+        from storage.lake import Lake
+
+        utc = dt.timezone.utc
+        first, last = since.astimezone(utc).date(), until.astimezone(utc).date()
+        return Lake(self.lake_root).day_globs(table, ((first + dt.timedelta(days=i)).isoformat()
+                                                      for i in range((last - first).days + 1)))
 
     def compare(self, a_name: str, b_name: str) -> dict[str, Any]:
-        a, b = self.agent(a_name), self.agent(b_name)
+        a, b = self.agent(a_name, recent=False), self.agent(b_name, recent=False)
         lines = []
         for key, label, better in COMPARE_LINES:
             va, vb = a["agent"][key], b["agent"][key]
@@ -270,3 +363,4 @@ class Site:
             lines.append({"figure": key, "label": label, "a": va, "b": vb, "better": better, "winner": winner})
         return {"a": a["agent"], "b": b["agent"], "lines": lines,
                 "clusters": {"a": a["clusters"], "b": b["clusters"]}}
+

@@ -100,7 +100,9 @@ kept AS NOT MATERIALIZED (SELECT * FROM src ANTI JOIN drop_rows USING (_file, _r
 
 def compact_derived_sql(t: Table) -> str:
     """The rows of derived ``$files`` that a view of the whole table (``$table``) could
-    still show, oldest commit first: of each result set only its latest commit
+    still show, sorted by result set and key (``replace_by``, ``key``: a reader narrowed
+    to one agent's clusters or one run's scores then reads a few row groups), then oldest
+    commit first: of each result set only its latest commit
     (tombstone included: it hides the set's rows in partitions not merged now), of each
     key only its latest row (storage.derived has the rule)."""
     keep = []
@@ -122,8 +124,9 @@ def compact_derived_sql(t: Table) -> str:
     ){f"{chr(10)}    WHERE {' AND '.join(keep)}" if keep else ""}
 )"""
     shown = ", ".join(f"f.{ident(c)}" for c in t.stored_columns)
+    order = ", ".join(f"f.{ident(c)}" for c in [*(t.replace_by or ()), *t.key, "committed_at", "_row"])
     return f"""WITH {live}
 SELECT {shown}
 FROM read_parquet($files, union_by_name = true, hive_partitioning = false) AS f
 SEMI JOIN live USING (committed_at, _row)
-ORDER BY f.committed_at, f._row"""
+ORDER BY {order}"""

@@ -14,6 +14,7 @@ from pathlib import Path
 from storage.schema import PARTITION_COLUMN, SIGNAL, Table
 
 _GLOB_CHARS = set("*?[]{}")
+_READ_OPTIONS = f"hive_partitioning = true, union_by_name = true, hive_types = {{'{PARTITION_COLUMN}': 'DATE'}}"
 
 
 def sql_string(value: str) -> str:
@@ -42,10 +43,13 @@ def read_table_sql(lake_root: str | Path, table: str, *, row_numbers: bool = Fal
     trusting auto-detection.
     """
     extra = ", filename = true, file_row_number = true" if row_numbers else ""
-    return (
-        f"read_parquet({sql_string(table_glob(lake_root, table))}, hive_partitioning = true, "
-        f"union_by_name = true, hive_types = {{{sql_string(PARTITION_COLUMN)}: 'DATE'}}{extra})"
-    )
+    return f"read_parquet({sql_string(table_glob(lake_root, table))}, {_READ_OPTIONS}{extra})"
+
+
+def read_files_sql(files_param: str) -> str:
+    """``read_table_sql`` for some of a table's files: a glob or list bound to
+    ``$files_param`` (``storage.files.day_globs``, a table's glob)."""
+    return f"read_parquet(${files_param}, {_READ_OPTIONS})"
 
 
 def table_view_sql(lake_root: str | Path, table: str) -> str:
@@ -82,7 +86,14 @@ def derived_view_sql(lake_root: str | Path, t: Table, source: str | None = None)
     threads). ``source``: other rows of the table's files (storage.rollups narrows them
     to some traces).
     """
-    steps = [f"d AS MATERIALIZED (SELECT * FROM {source or read_table_sql(lake_root, t.name)})"]
+    return f"CREATE OR REPLACE VIEW {ident(t.name)} AS\n{derived_select_sql(t, source or read_table_sql(lake_root, t.name))}"
+
+
+def derived_select_sql(t: Table, source: str) -> str:
+    """The rows of derived table ``t`` that its view shows, read from ``source`` (a
+    relation of the table's stored rows): the view's rule, for a query that narrows the
+    files it reads first (``narrowed_source_sql``)."""
+    steps = [f"d AS MATERIALIZED (SELECT * FROM {source})"]
     last = "d"
     if t.replace_by is not None:
         over = f"PARTITION BY {', '.join(ident(c) for c in t.replace_by)}" if t.replace_by else ""
@@ -90,12 +101,23 @@ def derived_view_sql(lake_root: str | Path, t: Table, source: str | None = None)
         last = "latest"
     identity = ", ".join(ident(c) for c in t.key) if t.key else "committed_at, _row"
     shown = ", ".join(ident(c) for c in [*t.columns, "committed_at", PARTITION_COLUMN])
-    return f"""CREATE OR REPLACE VIEW {ident(t.name)} AS
-WITH {(","+chr(10)+"     ").join(steps)}
+    return f"""WITH {(","+chr(10)+"     ").join(steps)}
 SELECT {shown}
 FROM {last}
 WHERE NOT _tombstone
 QUALIFY row_number() OVER (PARTITION BY {identity} ORDER BY committed_at DESC, _row DESC) = 1"""
+
+
+def narrowed_source_sql(t: Table, files_param: str, by: str, value_param: str) -> str:
+    """The rows of ``t``'s files (a glob or list bound to ``$files_param``) whose ``by``
+    column equals ``$value_param``, for ``derived_select_sql``. The view's answer for those
+    rows stays the same only when the filter keeps whole result sets and whole keys, so
+    ``by`` must be a ``replace_by`` column of a replaced table (``agent`` of the clusters),
+    or a ``key`` column of a table without one (``trace_id`` of ``evals``)."""
+    allowed = t.replace_by if t.replace_by is not None else t.key
+    if by not in allowed:
+        raise ValueError(f"{t.name} narrowed by {by!r}: its view's rule holds only narrowed by one of {list(allowed)}")
+    return f"(SELECT * FROM {read_files_sql(files_param)} WHERE {ident(by)} = ${value_param})"
 
 
 def view_sql(lake_root: str | Path, t: Table) -> str:

@@ -12,9 +12,18 @@ Privacy is applied here, in the statements, so no route can forget it: every que
 from __future__ import annotations
 
 from storage.queries.rollups import RUNS_CTE
+from storage.queries.tables import derived_select_sql, narrowed_source_sql, read_files_sql
+from storage.schema import EVALS
 
-_VISIBLE = """agent IS NOT NULL AND NOT list_contains($private_agents, agent)
-      AND NOT list_contains($private_owners, coalesce(owner, ''))"""
+
+def _visible(of: str = "") -> str:
+    """The privacy rule for the runs of table alias ``of`` (none: unqualified names)."""
+    q = f"{of}." if of else ""
+    return (f"{q}agent IS NOT NULL AND NOT list_contains($private_agents, {q}agent)\n"
+            f"      AND NOT list_contains($private_owners, coalesce({q}owner, ''))")
+
+
+_VISIBLE = _visible()
 
 _FIGURES = """count(*) AS runs,
        avg(CASE WHEN status = 'error' THEN 0.0 ELSE 1.0 END) AS success_rate,
@@ -37,20 +46,18 @@ FROM runs
 WHERE start_time >= $since AND {_VISIBLE}
 GROUP BY agent"""
 
-# An agent's latest runs, newest first (task and answer: the rollup's previews).
+# An agent's latest runs, newest first (task and answer: the rollup's previews), with the
+# sources of their cost (web/cost.py labels them).
 RECENT_RUNS = f"""WITH {RUNS_CTE}
 SELECT trace_id, status, start_time, duration_ms, cost_usd, eval_score, input_preview AS input,
-       output_preview AS output, owner
+       output_preview AS output, owner,
+       CASE WHEN cost_computed IS NOT NULL AND cost_reported IS NOT NULL THEN ['computed', 'reported']
+            WHEN cost_computed IS NOT NULL THEN ['computed'] WHEN cost_reported IS NOT NULL THEN ['reported']
+            ELSE [] END AS cost_sources
 FROM runs
 WHERE agent = $agent AND {_VISIBLE}
 ORDER BY start_time DESC, trace_id
 LIMIT $limit"""
-
-# Its failure clusters, biggest first.
-CLUSTERS = """SELECT cluster_id, size, share, first_seen, last_seen, description, top_terms, example_trace_ids
-FROM failure_clusters
-WHERE agent = $agent AND NOT list_contains($private_agents, agent)
-ORDER BY size DESC, cluster_id"""
 
 # One run: its agent and figures (no row: a private run, or not an agent run) ...
 RUN = f"""WITH {RUNS_CTE}
@@ -61,89 +68,80 @@ WHERE trace_id = $trace_id AND {_VISIBLE}"""
 
 # ... its spans in start order (the waterfall): those starting from an hour before the run
 # to an hour after its end (clock skew between services, work the run left running) —
-# the partitions of those days, and in them the row groups of those times (the lake
-# sorts spans by type, then start time) ...
-RUN_SPANS = """SELECT span_id, parent_span_id, name, span_type, service_name, start_time, duration_ms, status_code,
+# the files of those days ($span_files: storage.files.day_globs), and in them the row
+# groups of those times (the lake sorts spans by type, then start time) ...
+RUN_SPANS = f"""SELECT span_id, parent_span_id, name, span_type, service_name, start_time, duration_ms, status_code,
        status_message, coalesce(resolved_agent, agent_name) AS agent, request_model, tool_name, input_tokens,
        output_tokens, cost_usd, cost_source, input_messages, output_messages, attributes
-FROM spans
+FROM {read_files_sql("span_files")}
 WHERE trace_id = $trace_id AND start_time BETWEEN $since AND $until
-  AND date BETWEEN CAST($since AS DATE) AND CAST($until AS DATE)
 ORDER BY start_time, span_id"""
 
-# ... its latest score with the reasoning, and its failure cluster.
-# (the evals files read directly, $evals their glob: the view would first read every
-# score of the lake; of one run's rows, the latest judgement is the view's latest too)
-RUN_EVAL = """SELECT score, reasoning, judge_model, judge_version, method, error, judged_at
-FROM read_parquet($evals, union_by_name = true)
-WHERE trace_id = $trace_id AND NOT _tombstone
-ORDER BY judged_at DESC, committed_at DESC, _row DESC LIMIT 1"""
-RUN_CLUSTER = """SELECT m.cluster_id, c.description
-FROM cluster_members AS m LEFT JOIN failure_clusters AS c ON c.agent = m.agent AND c.cluster_id = m.cluster_id
-WHERE m.trace_id = $trace_id AND m.cluster_id >= 0"""
-
-__all__ = ["LEADERBOARD", "RECENT_RUNS", "CLUSTERS", "RUN", "RUN_SPANS", "RUN_EVAL", "RUN_CLUSTER",
-           "LATENCY_BUCKETS", "RUNS_PER_HOUR", "AGENT_COST", "RUN_COST_SOURCES", "CLUSTER_MEMBERS_PER_HOUR",
-           "VISIBLE_RUNS", "INSTANCE", "RECENT_ACTIVITY"]
+# ... and its latest judgement with the reasoning (the evals view's rule over that run's
+# rows of $evals_files: compaction sorts evals by trace id, so a few row groups are read).
+RUN_EVAL = f"""SELECT score, reasoning, judge_model, judge_version, method, error, judged_at
+FROM ({derived_select_sql(EVALS, narrowed_source_sql(EVALS, "evals_files", "trace_id", "trace_id"))})
+ORDER BY judged_at DESC, committed_at DESC, judge_model, judge_version LIMIT 1"""
+__all__ = ["LEADERBOARD", "RECENT_RUNS", "RUN", "RUN_SPANS", "RUN_EVAL", "AGENTS_SERIES",
+           "AGENTS_CLUSTERS", "AGENTS_CLUSTER_TRENDS", "AGENTS_EXAMPLE_RUNS", "CLUSTERED_RUNS", "INSTANCE", "RECENT_ACTIVITY"]
 
 
 # -- charts, cost labels, share images and the home page (web/profile.py, web/home.py) ---
+# Every agent's at once, once per rollup version (web/site.py keeps them): a profile then
+# reads only its recent runs, whichever agent is asked for first.
 
-# One agent's runs per log-spaced latency bucket: bucket i holds [10^(i/k), 10^((i+1)/k))
-# ms, k = $per_decade (web/series.py); shorter than $min_ms counts as $min_ms.
-LATENCY_BUCKETS = f"""WITH {RUNS_CTE}
-SELECT CAST(floor(log10(greatest(duration_ms, $min_ms)) * $per_decade) AS BIGINT) AS bucket,
-       count(*) AS runs
-FROM runs
-WHERE agent = $agent AND duration_ms IS NOT NULL AND {_VISIBLE}
-GROUP BY bucket
-ORDER BY bucket"""
+# Each visible agent's runs per hour (UTC; web/series.py regroups them by day, week or
+# month) with the failed ones ("hour" rows), per log-spaced latency bucket ("latency":
+# bucket i holds [10^(i/k), 10^((i+1)/k)) ms, k = $per_decade, shorter than $min_ms counts
+# as $min_ms), and its llm-call cost per source ("cost": the sums, the calls and the runs
+# that have any; web/cost.py labels them). Rows without a start time or a duration are in
+# no hour or bucket (their group's key is NULL).
+AGENTS_SERIES = f"""WITH {RUNS_CTE},
+v AS (
+    SELECT agent, status, cost_reported, cost_computed, calls_reported, calls_computed,
+           date_trunc('hour', start_time) AS hour,
+           CAST(floor(log10(greatest(duration_ms, $min_ms)) * $per_decade) AS BIGINT) AS bucket
+    FROM runs WHERE {_VISIBLE}
+)
+SELECT agent, CASE WHEN grouping(hour) = 0 THEN 'hour' WHEN grouping(bucket) = 0 THEN 'latency' ELSE 'cost' END AS kind,
+       hour, bucket, count(*) AS runs, count(*) FILTER (WHERE status = 'error') AS failures,
+       sum(cost_reported) AS reported_usd, CAST(coalesce(sum(calls_reported), 0) AS BIGINT) AS reported_calls,
+       count(cost_reported) AS reported_runs, sum(cost_computed) AS computed_usd,
+       CAST(coalesce(sum(calls_computed), 0) AS BIGINT) AS computed_calls, count(cost_computed) AS computed_runs
+FROM v
+GROUP BY GROUPING SETS ((agent, hour), (agent, bucket), (agent))
+ORDER BY agent, kind, hour, bucket"""
 
-# One agent's runs and failed runs per hour (UTC); web/series.py regroups them by day,
-# week or month.
-RUNS_PER_HOUR = f"""WITH {RUNS_CTE}
-SELECT date_trunc('hour', start_time) AS hour, count(*) AS runs,
-       count(*) FILTER (WHERE status = 'error') AS failures
-FROM runs
-WHERE agent = $agent AND start_time IS NOT NULL AND {_VISIBLE}
-GROUP BY hour
-ORDER BY hour"""
+# Each visible agent's failure clusters, biggest first ...
+AGENTS_CLUSTERS = """SELECT agent, cluster_id, size, share, first_seen, last_seen, description, top_terms,
+       example_trace_ids
+FROM failure_clusters
+WHERE NOT list_contains($private_agents, agent)
+ORDER BY agent, size DESC, cluster_id"""
 
-# One agent's llm-call cost per source (reported | computed): the sum, the calls and the
-# runs that have any (web/cost.py labels them).
-AGENT_COST = f"""WITH {RUNS_CTE}
-SELECT 'reported' AS source, sum(cost_reported) AS total_usd, coalesce(sum(calls_reported), 0) AS calls,
-       count(cost_reported) AS runs
-FROM runs WHERE agent = $agent AND {_VISIBLE}
-UNION ALL
-SELECT 'computed', sum(cost_computed), coalesce(sum(calls_computed), 0), count(cost_computed)
-FROM runs WHERE agent = $agent AND {_VISIBLE}"""
-
-# The cost sources of some runs ($trace_ids), one row per run with any.
-RUN_COST_SOURCES = f"""WITH {RUNS_CTE}
-SELECT trace_id, CASE WHEN cost_computed IS NOT NULL AND cost_reported IS NOT NULL THEN ['computed', 'reported']
-                      WHEN cost_computed IS NOT NULL THEN ['computed'] ELSE ['reported'] END AS sources
-FROM runs
-WHERE list_contains($trace_ids, trace_id) AND (cost_computed IS NOT NULL OR cost_reported IS NOT NULL)"""
-
-# One agent's clustered failed runs per cluster and hour (noise, -1, left out); visible
-# runs only.
-CLUSTER_MEMBERS_PER_HOUR = f"""WITH {RUNS_CTE}
-SELECT m.cluster_id, date_trunc('hour', r.start_time) AS hour, count(*) AS runs
+# ... their clustered failed runs per cluster and hour (noise, -1, left out; visible runs
+# only) ...
+AGENTS_CLUSTER_TRENDS = f"""WITH {RUNS_CTE}
+SELECT m.agent, m.cluster_id, date_trunc('hour', r.start_time) AS hour, count(*) AS runs
 FROM cluster_members AS m
-JOIN (SELECT trace_id, start_time FROM runs WHERE agent = $agent AND {_VISIBLE}) AS r
-  ON r.trace_id = m.trace_id
-WHERE m.agent = $agent AND m.cluster_id >= 0 AND r.start_time IS NOT NULL
+JOIN runs AS r ON r.trace_id = m.trace_id AND r.agent = m.agent
+WHERE m.cluster_id >= 0 AND r.start_time IS NOT NULL AND {_visible("r")}
 GROUP BY ALL
-ORDER BY m.cluster_id, hour"""
+ORDER BY m.agent, m.cluster_id, hour"""
 
-# Which of some runs ($trace_ids: a cluster's examples) may be shown, with their time
-# and status.
-VISIBLE_RUNS = f"""WITH {RUNS_CTE}
-SELECT trace_id, start_time, status
-FROM runs
-WHERE list_contains($trace_ids, trace_id) AND {_VISIBLE}
-ORDER BY start_time DESC, trace_id"""
+# ... the runs in a cluster (noise, -1, left out), by trace id, for a run's page ...
+CLUSTERED_RUNS = """SELECT trace_id, agent, cluster_id
+FROM cluster_members
+WHERE cluster_id >= 0 AND NOT list_contains($private_agents, agent)
+ORDER BY trace_id"""
+
+# ... and those of their example runs that may be shown, with their time and status.
+AGENTS_EXAMPLE_RUNS = f"""WITH {RUNS_CTE},
+examples AS (SELECT DISTINCT agent, unnest(example_trace_ids) AS trace_id FROM failure_clusters)
+SELECT r.agent, r.trace_id, r.start_time, r.status
+FROM runs AS r SEMI JOIN examples AS e ON e.trace_id = r.trace_id AND e.agent = r.agent
+WHERE {_visible("r")}
+ORDER BY r.agent, r.start_time DESC, r.trace_id"""
 
 # What this instance holds: visible agents and runs, their llm and tool calls, the first
 # and last run, and the models benchmarked (bench_results).

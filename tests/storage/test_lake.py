@@ -87,6 +87,17 @@ def test_write_batch_partitions_by_utc_date(lake: Lake) -> None:
         assert pq.ParquetFile(p).metadata.row_group(0).column(0).compression == "ZSTD"
 
 
+def test_day_globs_name_the_seed_and_the_days_that_have_files(lake: Lake) -> None:
+    lake.write_batch(bid(1), batch(spans=[span(1, 1, at=0), span(1, 2, at=13 * 3600), span(2, 3, at=0)]))
+    (lake.table_dir("spans") / "date=2025-03-16").mkdir()  # a folder whose first file is not there yet
+    globs = lake.day_globs("spans", ["2025-03-14", "2025-03-16", "2025-03-20", "2025-03-14"])
+    spans = lake.table_dir("spans")
+    assert globs == [f"{spans}/date=1970-01-01/*.parquet", f"{spans}/date=2025-03-14/*.parquet"]
+    # DuckDB reads them (a glob that matched nothing would be an error), the seed adds no row
+    got = duckdb.connect().execute("SELECT count(*) FROM read_parquet($g, union_by_name = true)", {"g": globs}).fetchone()
+    assert got == (2,)
+
+
 def test_write_batch_round_trips_values(lake: Lake) -> None:
     row = llm(finish_reasons=["stop", "length"], input_messages='[{"role":"user"}]', cost_usd=0.25)
     lake.write_batch(bid(1), batch(spans=[row], logs=[log()], metrics=[metric(bucket_counts=[1, 2])]))

@@ -113,6 +113,27 @@ def test_each_recent_run_says_where_its_cost_comes_from(client: TestClient, lake
     assert sorted(s for s in truth.values() if s) == ["computed", "computed", "reported", "reported"]
 
 
+def test_every_agents_series_are_its_own(client: TestClient, lake: dict[str, Any]) -> None:
+    # the series are computed for all agents at once and sliced per agent (web/every_agent.py):
+    # each profile's counts are its own runs', whatever agents sort before or after it
+    truth = {a: (n, failed, timed, cost) for a, n, failed, timed, cost in rows(lake["root"], """
+        SELECT r.agent, count(*), count(*) FILTER (WHERE r.status = 'error'), count(r.duration_ms),
+               (SELECT sum(cost_usd) FROM spans WHERE span_type = 'llm' AND trace_id IN
+                   (SELECT trace_id FROM agent_runs WHERE agent = r.agent))
+        FROM agent_runs AS r GROUP BY r.agent""")}
+    assert len(truth) == 5
+    for agent, (n, failed, timed, cost) in truth.items():
+        got = client.get(f"/api/agents/{quote(agent, safe='')}")
+        if agent == "payroll":
+            assert got.status_code == 404
+            continue
+        data = got.json()
+        assert sum(p["runs"] for p in data["over_time"]["periods"]) == n, agent
+        assert sum(p["failures"] for p in data["over_time"]["periods"]) == failed, agent
+        assert sum(b["count"] for b in data["latency"]["buckets"]) == timed, agent
+        assert data["cost"]["total_usd"] == (pytest.approx(cost) if cost is not None else None), agent
+
+
 def test_failure_clusters_with_trend_and_example_runs(client: TestClient, lake: dict[str, Any]) -> None:
     clusters = client.get("/api/agents/support-bot").json()["clusters"]
     members = dict(rows(lake["root"], "SELECT cluster_id, count(*) FROM cluster_members WHERE agent = 'support-bot' "
@@ -133,8 +154,12 @@ def test_a_hide_io_agent_shows_its_clusters_but_no_text_of_its_runs(client: Test
     data = client.get("/api/agents/quiet").json()
     assert data["clusters"] and all(c["description"] is None and c["top_terms"] == [] for c in data["clusters"])
     assert data["clusters"][0]["examples"] and data["latency"]["buckets"]
+    example = data["clusters"][0]["examples"][0]["trace_id"]
+    run = client.get(f"/api/runs/{example}").json()  # its cluster, but not the description quoting it
+    assert run["cluster"]["cluster_id"] == data["clusters"][0]["cluster_id"] and run["cluster"]["description"] is None
     for body in (client.get("/agents/quiet").text, client.get("/api/agents/quiet").text,
-                 client.get("/api/agents/quiet/insights").text):
+                 client.get("/api/agents/quiet/insights").text, client.get(f"/runs/{example}").text,
+                 client.get(f"/api/runs/{example}").text):
         assert HIDDEN_INPUT not in body
         for text in lake["quiet_texts"]:
             assert text not in body
