@@ -22,6 +22,7 @@ COMMANDS = (
     "otelbench.commands.bench",
     "otelbench.commands.model",
     "otelbench.commands.web",
+    "otelbench.commands.mcp",
 )
 
 

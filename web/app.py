@@ -14,6 +14,7 @@ import threading
 import time
 from collections import OrderedDict
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, AsyncIterator, Callable
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
@@ -27,7 +28,7 @@ from starlette.routing import Route, WebSocketRoute
 from processors.config import Privacy
 from storage.values import json_value
 from web import models
-from web import live
+from web import live, mcp_server
 from web.badge import badge, badge_value
 from web.charts import duration
 from web.home import Receivers, overview
@@ -45,13 +46,14 @@ KEPT_BODIES = 64  # home and leaderboard bodies kept per rollup version (≈ 80 
 
 def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers: Receivers | None = None, *,
                refresh_s: float = 2.0, figures_every_s: float = Site.FIGURES_EVERY_S,
-               live_spans: live.Source | None = None) -> Starlette:
+               live_spans: live.Source | None = None, mcp_hosts: Sequence[str] = ()) -> Starlette:
     """``receivers``: the collector's OTLP endpoints the home page tells SDKs to use (the
     config's, when started with one; else the defaults). ``refresh_s``: how often the
     rollups are checked for new lake files; ``figures_every_s``: the least time between two
     computations of the agents' figures (web.site.Site). ``live_spans``: where the live
     feed reads new spans (``otelbench serve`` hands in the write-ahead log's,
-    ``collector.tail``); by default the lake's new files."""
+    ``collector.tail``); by default the lake's new files. ``mcp_hosts``: Host headers the
+    MCP endpoint (``/mcp``) accepts besides loopback ones (``web.mcp_hosts``)."""
     site = Site(lake_root, privacy, refresh_s=refresh_s, figures_every_s=figures_every_s)
     receivers = receivers or Receivers()
     share_images = ShareImages()
@@ -255,10 +257,15 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
         WebSocketRoute("/live/agents/{name:path}", live.agent_endpoint(hub, site)),
     ]
 
+    assistants = mcp_server.build(site)
+    routes.append(Route(mcp_server.PATH, mcp_server.http_app(assistants, mcp_hosts)))  # POST: JSON-RPC
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        yield
+        async with assistants.session_manager.run():  # the MCP app's own lifespan does not run
+            yield
         await hub.close()
+        await run_in_threadpool(site.close)
 
     return Starlette(routes=routes, middleware=[Middleware(SecurityHeaders)], lifespan=lifespan)
 

@@ -67,6 +67,7 @@ class Site:
         self._opened: list[Any] = []
         self._opening = threading.Lock()
         self._refreshing = threading.Lock()  # one fold at a time from this process
+        self._stopping = threading.Event()
         self._snapshot: tuple[Any, Any] = (None, None)  # (manifest stat, Snapshot)
         self._computed: dict[str, dict[str, Any]] = {}  # name -> version, at, as_of, value
         self._computing: dict[str, threading.Lock] = {}
@@ -128,11 +129,9 @@ class Site:
             raise RuntimeError(f"refreshing the rollups failed: {done.stderr.strip()[-2000:]}")
 
     def _refresh_loop(self) -> None:
-        import time
-
         from storage import rollups
 
-        while True:
+        while not self._stopping.is_set():
             try:
                 with self._refreshing:
                     if rollups.pending(self.lake_root):
@@ -140,7 +139,18 @@ class Site:
                 self.warm()  # the new version's figures, before a request asks for them
             except Exception:  # counted; the pages keep the last good rollup
                 self.refresh_errors += 1
-            time.sleep(self.refresh_s)
+            self._stopping.wait(self.refresh_s)
+
+    def close(self, timeout_s: float = 10.0) -> None:
+        """Stop the refresher (letting a computation it is in finish: a thread killed inside
+        DuckDB at exit aborts the process) and close the gateway."""
+        self._stopping.set()
+        if self._refresher is not None:
+            self._refresher.join(timeout_s)
+        with self._opening:
+            for gateway in self._opened:
+                gateway.close()
+            self._opened.clear()
 
     def per_version(self, name: str, compute: Any) -> dict[str, Any]:
         """``compute(as_of)``'s value, computed once per rollup version, at most every
@@ -292,16 +302,28 @@ class Site:
         if figures is None:
             raise NotFound(f"no agent named {name!r}")
         found = [dict(figures)]
-        recent_runs = self.rows(q.RECENT_RUNS, agent=name, limit=20) if recent else []
-        for r in recent_runs:
-            if self.io_hidden(name, r.pop("owner")):
-                r["input"] = r["output"] = None
+        recent_runs = self._recent(name, 20, failed_only=False) if recent else []
         clusters = self.agent_clusters(name)["clusters"]
         hidden = self.io_hidden(name)
         if hidden:  # descriptions and terms quote the failures
             for c in clusters:
                 c["description"], c["top_terms"] = None, []
         return {"agent": found[0], "recent_runs": recent_runs, "clusters": clusters, "io_hidden": hidden}
+
+    def recent_failures(self, name: str, limit: int) -> list[dict[str, Any]]:
+        """An agent's latest failed runs, newest first; NotFound for an unknown or private agent."""
+        if name not in self.figures("all"):
+            raise NotFound(f"no agent named {name!r}")
+        return self._recent(name, limit, failed_only=True)
+
+    def _recent(self, name: str, limit: int, *, failed_only: bool) -> list[dict[str, Any]]:
+        from storage.queries import web as q
+
+        found = self.rows(q.RECENT_RUNS, agent=name, limit=limit, failed_only=failed_only)
+        for r in found:
+            if self.io_hidden(name, r.pop("owner")):
+                r["input"] = r["output"] = None
+        return found
 
     def insights(self, name: str) -> dict[str, Any]:
         data = self.agent(name, recent=False)

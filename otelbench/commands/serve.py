@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         # the write-ahead log and the shared state (its durable position): the live feed
         # follows acknowledged spans there, before they reach Parquet (collector/tail.py)
         web = Child("otelbench.commands.web:child_main",
-                    (str(config.lake_path), config.privacy, config.web.endpoint, os.getpid(), receivers,
+                    (str(config.lake_path), config.privacy, config.web, os.getpid(), receivers,
                      os.path.abspath(config.service.wal.dir), collector.state.fd),
                     name="otelbench-web", pass_fds=(collector.state.fd,))
         web.start()

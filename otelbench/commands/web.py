@@ -13,6 +13,7 @@ from web.config import DEFAULT_WEB_ENDPOINT
 
 if TYPE_CHECKING:
     from collector.config import Config
+    from web.config import Web
     from web.home import Receivers
 
 # uvicorn's WebSocket settings for the live dashboard: a viewer sends nothing, so 4 KiB a
@@ -47,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
             return 2
     lake = args.lake or (config.lake_path if config else DEFAULT_LAKE)
     host, _, port = args.endpoint.rpartition(":")
-    app = create_app(lake, config.privacy if config else Privacy(), receivers_of(config) if config else None)
+    app = create_app(lake, config.privacy if config else Privacy(), receivers_of(config) if config else None,
+                     mcp_hosts=config.web.mcp_hosts if config and config.web else ())
     print(f"otelbench: web UI on http://{host}:{port}", flush=True)
     uvicorn.run(app, host=host, port=int(port), log_level="warning", **WEBSOCKET)
     return 0
@@ -72,7 +74,7 @@ def receivers_of(config: Config, http_port: int | None = None, grpc_port: int | 
                      auth=bool(otlp and otlp.auth.keys))
 
 
-def child_main(lake: str, privacy: object, endpoint: str, parent_pid: int, receivers: Receivers | None = None,
+def child_main(lake: str, privacy: object, web: Web, parent_pid: int, receivers: Receivers | None = None,
                wal_dir: str | None = None, state_fd: int | None = None) -> None:
     """The web UI inside ``otelbench serve``, in a process of its own (collector.child): its
     DuckDB and templates stay out of the receiver, and it dies with serve. Given the
@@ -95,6 +97,6 @@ def child_main(lake: str, privacy: object, endpoint: str, parent_pid: int, recei
 
         state = SharedState(fd=state_fd)
         spans = WalSpans(wal_dir, lambda: state.durable_pos, SPAN_COLUMNS)
-    host, _, port = endpoint.rpartition(":")
-    app = create_app(lake, privacy, receivers, live_spans=spans)  # type: ignore[arg-type]
+    host, _, port = web.endpoint.rpartition(":")
+    app = create_app(lake, privacy, receivers, live_spans=spans, mcp_hosts=web.mcp_hosts)  # type: ignore[arg-type]
     uvicorn.run(app, host=host, port=int(port), log_level="warning", **WEBSOCKET)

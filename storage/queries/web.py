@@ -46,8 +46,8 @@ FROM runs
 WHERE start_time >= $since AND {_VISIBLE}
 GROUP BY agent"""
 
-# An agent's latest runs, newest first (task and answer: the rollup's previews), with the
-# sources of their cost (web/cost.py labels them).
+# An agent's latest runs (only the failed ones when $failed_only), newest first (task and
+# answer: the rollup's previews), with the sources of their cost (web/cost.py labels them).
 RECENT_RUNS = f"""WITH {RUNS_CTE}
 SELECT trace_id, status, start_time, duration_ms, cost_usd, eval_score, input_preview AS input,
        output_preview AS output, owner,
@@ -55,7 +55,7 @@ SELECT trace_id, status, start_time, duration_ms, cost_usd, eval_score, input_pr
             WHEN cost_computed IS NOT NULL THEN ['computed'] WHEN cost_reported IS NOT NULL THEN ['reported']
             ELSE [] END AS cost_sources
 FROM runs
-WHERE agent = $agent AND {_VISIBLE}
+WHERE agent = $agent AND (NOT $failed_only OR status = 'error') AND {_VISIBLE}
 ORDER BY start_time DESC, trace_id
 LIMIT $limit"""
 

@@ -1,0 +1,182 @@
+"""The read-only MCP server: tools an assistant (Claude Code, Codex, any MCP client) uses
+to look agents, runs, models and benchmarks up, built with the official ``mcp`` SDK.
+
+Served at ``/mcp`` by the web app (streamable HTTP, ``web.app``) and over stdio by
+``otelbench mcp``. Every tool answers from the web's own data layer (``web.site.Site``,
+``web.models``), so an assistant reads the same numbers as the pages and their JSON
+twins, under the same ``privacy:`` rules (a private agent is as absent as an unknown one).
+Each answer says what its figures are: ``self-reported telemetry`` (what agents sent) or
+``benchmark evidence`` (what the bench runner measured). Bad arguments and unknown names
+are tool errors with a message saying what was wrong, never a stack trace. docs/mcp.md.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from storage.values import json_value
+from web import models
+from web.profile import profile
+from web.site import SORTS, WINDOWS, BadRequest, NotFound, Site
+
+PATH = "/mcp"  # where the web app serves it
+TEXT_CHARS = 500  # of a task, an answer, a message or an attribute value in an answer
+MAX_SPANS = 200  # of a run's spans in get_run
+RECENT = 10  # runs and failures in get_agent
+
+INSTRUCTIONS = """otelbench measures AI agents and local models. Agents' figures (runs, success rate, \
+judge score, cost, latency, failure clusters) are self-reported telemetry: what the agents' \
+OpenTelemetry spans said. Models' figures (tokens/s, time to first token, ability and agent \
+fitness tests) are benchmark evidence: what otelbench's bench runner measured. Start with \
+search_agents or list_benchmarks; names are exact for get_agent, get_model and compare."""
+
+Sort = Literal["runs", "success", "score", "cost", "latency"]
+Window = Literal["24h", "7d", "30d", "all"]
+assert set(Sort.__args__) == set(SORTS) and set(Window.__args__) == set(WINDOWS)  # type: ignore[attr-defined]
+
+
+def build(site: Site, base_url: str | None = None) -> Any:
+    """An ``MCPServer`` over ``site``. ``base_url``: where the web UI is, for links to its
+    pages in the answers (None: the links are paths on the web UI that served the answer)."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.types import ToolAnnotations
+
+    server = MCPServer("otelbench", instructions=INSTRUCTIONS, log_level="WARNING")
+    read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                                open_world_hint=False)
+
+    def tool(fn: Any) -> Any:
+        return server.tool(annotations=read_only, structured_output=True)(_answering(fn))
+
+    def link(path: str) -> str:
+        from urllib.parse import quote
+
+        return f"{(base_url or '').rstrip('/')}{quote(path)}"
+
+    @tool
+    def search_agents(query: Annotated[str, Field(description="part of an agent's name, any case; empty: all")] = "",
+                      sort: Annotated[Sort, Field(description="what ranks them (rates rank only agents with enough "
+                                                              "runs)")] = "runs",
+                      window: Annotated[Window, Field(description="the runs counted: the last 24 h, 7 d, 30 d "
+                                                                  "or all")] = "7d",
+                      limit: Annotated[int, Field(ge=1, le=200, description="at most this many agents")] = 20,
+                      ) -> dict[str, Any]:
+        """Find agents by name and rank them by runs, success rate, mean judge score, cost
+        per run or latency (p50), over a time window: the leaderboard. Figures are
+        self-reported telemetry."""
+        board = site.leaderboard({"sort": sort, "window": window})
+        wanted = query.casefold()
+        found = [{**a, "ranked": ranked} for ranked, rows in ((True, board["agents"]), (False, board["unranked"]))
+                 for a in rows if wanted in a["agent"].casefold()]
+        return {"evidence": models.TELEMETRY, "window": window, "sort": sort,
+                "min_runs_ranked": board["min_runs_ranked"], "matched": len(found),
+                "agents": [_agent_line(a, link(f"/agents/{a['agent']}")) for a in found[:limit]]}
+
+    @tool
+    def get_agent(name: Annotated[str, Field(description="the agent's exact name")]) -> dict[str, Any]:
+        """One agent: its figures over all its runs (runs, success rate, mean judge score,
+        cost labelled reported or computed, latency p50/p95), its latest runs and
+        failures, and its recurring failure clusters with descriptions and sizes."""
+        data = profile(site, name, base_url or "")
+        failures = site.recent_failures(name, RECENT)
+        return {"evidence": models.TELEMETRY, "agent": _agent_line(data["agent"], link(f"/agents/{name}")),
+                "cost": data["cost"], "latency": {k: data["latency"][k] for k in ("p50_ms", "p95_ms")},
+                "io_hidden": data["io_hidden"],
+                "recent_runs": [_clip(r) for r in data["recent_runs"][:RECENT]],
+                "recent_failures": [_clip(r) for r in failures],
+                "clusters": [{k: c[k] for k in ("cluster_id", "size", "share", "description", "top_terms",
+                                                "first_seen", "last_seen", "example_trace_ids")}
+                             for c in data["clusters"]]}
+
+    @tool
+    def get_run(trace_id: Annotated[str, Field(description="the run's trace id (32 hex digits)")]) -> dict[str, Any]:
+        """One agent run: its status, task and answer, cost, duration, the judge's score and
+        reasoning, its failure cluster, and its spans in start order (LLM calls, tool
+        calls) with their messages, texts shortened."""
+        data = site.run(trace_id)
+        spans = data["spans"]
+        return {"evidence": models.TELEMETRY, "run": _clip(data["run"]), "link": link(f"/runs/{trace_id}"),
+                "eval": _clip(data["eval"]) if data["eval"] else None, "cluster": data["cluster"],
+                "io_hidden": data["io_hidden"], "spans_shown": min(len(spans), MAX_SPANS), "spans": len(spans),
+                "span_list": [_clip(s) for s in spans[:MAX_SPANS]]}
+
+    @tool
+    def list_benchmarks() -> dict[str, Any]:
+        """The benchmark suites and their versions, with each model's results: what the
+        bench runner measured (benchmark evidence, never mixed with telemetry)."""
+        return models.benchmarks(site)
+
+    @tool
+    def get_model(name: Annotated[str, Field(description="the model's exact name, as benchmarked")]) -> dict[str, Any]:
+        """One benchmarked model: its bench runs across machines — speed (time to first
+        token, decode and prefill tokens/s), every ability and agent-fitness test with its
+        evidence, confidence and plausibility reasons."""
+        return models.model(site, name)
+
+    @tool
+    def compare(a: Annotated[str, Field(description="the first agent's or model's exact name")],
+                b: Annotated[str, Field(description="the second one's")],
+                kind: Annotated[Literal["auto", "agents", "models"],
+                                Field(description="auto: two agents if both are agents, else two models")] = "auto",
+                ) -> dict[str, Any]:
+        """Two agents (or two models) side by side: each figure, and which one is better on
+        each line where that can be said."""
+        return models.versus(site, a, b, {"kind": kind})
+
+    return server
+
+
+def _answering(fn: Any) -> Any:
+    """``fn`` with its answer made JSON (dates as ISO text) and its failures as tool errors
+    with a message: what was not found or what argument was wrong; anything else says the
+    lake could not answer, without internals."""
+    import functools
+
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    @functools.wraps(fn)
+    def answer(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        try:
+            return json_value(fn(*args, **kwargs))
+        except (NotFound, BadRequest) as exc:
+            raise ToolError(str(exc)) from None
+        except Exception as exc:  # noqa: BLE001 - an assistant gets a message, the log the rest
+            import logging
+
+            logging.getLogger(__name__).warning("MCP tool %s failed: %r", fn.__name__, exc)
+            raise ToolError(f"{fn.__name__} failed: the lake could not answer ({type(exc).__name__})") from None
+
+    return answer
+
+
+def _agent_line(a: dict[str, Any], url: str) -> dict[str, Any]:
+    keep = ("agent", "runs", "success_rate", "score", "judged", "cost_per_run", "costed", "p50_ms", "p95_ms",
+            "last_run", "ranked")
+    return {**{k: a[k] for k in keep if k in a}, "url": url}
+
+
+def _clip(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with long texts shortened to TEXT_CHARS (an assistant follows the link for more)."""
+    def short(v: Any) -> Any:
+        if isinstance(v, str) and len(v) > TEXT_CHARS:
+            return v[:TEXT_CHARS] + f"… ({len(v):,} characters)"
+        return v
+
+    return {k: short(v) for k, v in row.items()}
+
+
+def http_app(server: Any, hosts: Any = ()) -> Any:
+    """``server`` over streamable HTTP at ``PATH``, stateless, JSON answers: an ASGI app for
+    the web app's route there (whose lifespan must run ``server.session_manager.run()``).
+    Host headers other than loopback ones (DNS-rebinding protection) must be in ``hosts``."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    loopback = ["127.0.0.1", "localhost", "[::1]"]
+    allowed = [h for name in [*loopback, *hosts] for h in (name, f"{name}:*")]
+    security = TransportSecuritySettings(allowed_hosts=allowed,
+                                         allowed_origins=[f"http://{h}" for h in allowed] +
+                                                         [f"https://{h}" for h in allowed])
+    return server.streamable_http_app(streamable_http_path=PATH, stateless_http=True, json_response=True,
+                                      transport_security=security)
