@@ -5,17 +5,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from storage import DEFAULT_LAKE
+from otelbench.commands import add_lake_args, lake_and_config
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("mcp", help="serve the read-only MCP tools over stdio (for Claude Code, Codex, ...)",
                        description="Serve otelbench's read-only MCP tools (search_agents, get_agent, get_run, "
                        "list_benchmarks, get_model, compare) over stdio. The web UI serves the same tools at /mcp.")
-    p.add_argument("--config", default=None, help="config file (its privacy: section and lake path)")
-    p.add_argument("--lake", type=Path, default=None, help=f"lake folder (default: the config's, else {DEFAULT_LAKE})")
+    add_lake_args(p)
     p.add_argument("--web-url", default=None,
                    help="the web UI's address, for links in the answers (default: links are paths)")
     p.set_defaults(func=run)
@@ -24,20 +22,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import logging
 
-    from collector.config import ConfigError, load_config
     from processors.config import Privacy
     from storage.duckdb import QueryError, open_lake
     from web import mcp_server
     from web.site import Site
 
-    config = None
-    if args.config:
-        try:
-            config = load_config(args.config)
-        except ConfigError as exc:
-            print(f"otelbench mcp: {exc}", file=sys.stderr)
-            return 2
-    lake = args.lake or (config.lake_path if config else DEFAULT_LAKE)
+    if (found := lake_and_config(args, "mcp")) is None:
+        return 2
+    lake, config = found
     try:
         open_lake(lake).close()  # no lake: say so now, not as every tool's error
     except QueryError as exc:

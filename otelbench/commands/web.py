@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from storage import DEFAULT_LAKE
+from otelbench.commands import add_lake_args, lake_and_config
 from web.config import DEFAULT_WEB_ENDPOINT
 
 if TYPE_CHECKING:
@@ -26,8 +24,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("web", help="serve the read-only web UI (leaderboard, agent profiles, badges)",
                        description="Serve the web UI over the lake: leaderboard, agent profiles, README badges, "
                        "and a JSON twin of every page under /api. Read-only.")
-    p.add_argument("--config", default=None, help="config file (its privacy: section and lake path)")
-    p.add_argument("--lake", type=Path, default=None, help=f"lake folder (default: the config's, else {DEFAULT_LAKE})")
+    add_lake_args(p)
     p.add_argument("--endpoint", default=DEFAULT_WEB_ENDPOINT, help="host:port (default: %(default)s)")
     p.set_defaults(func=run)
 
@@ -35,18 +32,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from collector.config import ConfigError, load_config
     from processors.config import Privacy
     from web.app import create_app
 
-    config = None
-    if args.config:
-        try:
-            config = load_config(args.config)
-        except ConfigError as exc:
-            print(f"otelbench web: {exc}", file=sys.stderr)
-            return 2
-    lake = args.lake or (config.lake_path if config else DEFAULT_LAKE)
+    if (found := lake_and_config(args, "web")) is None:
+        return 2
+    lake, config = found
     host, _, port = args.endpoint.rpartition(":")
     app = create_app(lake, config.privacy if config else Privacy(), receivers_of(config) if config else None,
                      mcp_hosts=config.web.mcp_hosts if config and config.web else ())

@@ -49,3 +49,18 @@ def fold(root: Path) -> None:
     from storage import rollups
 
     wait_for(lambda: rollups.refresh(root) is not None, what="the rollups refreshed")
+
+
+def judge_and_cluster(root: Path, score: float = 0.75) -> None:
+    """Judge every run and cluster the failures with the real processors (the judge's
+    endpoint a stub answering ``score``; clusters not described by an LLM), then fold."""
+    import openai
+
+    from otelbench.testing.judge_stub import MODEL, JudgeStub
+    from processors import pipeline
+    from processors.config import Clusters, Privacy, Processors
+
+    with JudgeStub(score=score) as stub:
+        llm = pipeline.Llm(openai.OpenAI(base_url=stub.base_url, api_key="x", max_retries=0), MODEL, True)
+        pipeline.run(Processors(clusters=Clusters(describe=False)), Privacy(), root, llm=llm)
+    fold(root)

@@ -22,7 +22,7 @@ from otelbench.testing.agent_runs import Run
 from otelbench.testing.failures import CORE, as_agent_runs, planted_failures
 from otelbench.testing.serve import ROOT, serve_web
 from processors.config import Privacy
-from tests.web.lakes import collector, fold, rows, send
+from tests.web.lakes import collector, judge_and_cluster, rows, send
 from web import mcp_server
 from web.app import create_app
 from web.site import Site
@@ -36,15 +36,10 @@ TOOLS = {"search_agents", "get_agent", "get_run", "list_benchmarks", "get_model"
 
 @pytest.fixture(scope="module")
 def lake(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    import openai
-
     from bench_runner import runner, servers
     from bench_runner.hardware import probe_hardware
     from bench_runner.spans import BenchSpans
-    from otelbench.testing.judge_stub import MODEL, JudgeStub
     from otelbench.testing.openai_stub import StubServer
-    from processors import pipeline
-    from processors.config import Clusters, Processors
 
     tmp = tmp_path_factory.mktemp("mcp")
     quiet = planted_failures(FAMILIES[2:3], 6, seed=6)
@@ -63,10 +58,7 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             runner.run_model("stub-model", server, probe_hardware(measure_bandwidth=False), spans,
                              runner.Options(quick=True))
             assert spans.shutdown()["failures"] == 0
-    with JudgeStub(score=0.75) as judge:
-        llm = pipeline.Llm(openai.OpenAI(base_url=judge.base_url, api_key="x", max_retries=0), MODEL, True)
-        pipeline.run(Processors(clusters=Clusters(describe=False)), Privacy(), root, llm=llm)
-    fold(root)
+    judge_and_cluster(root)
     quiet_texts = [t for col in ("error_message", "output") for t in quiet[col].to_list() if t]
     return {"root": root, "quiet_texts": quiet_texts}
 

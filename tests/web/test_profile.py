@@ -15,7 +15,7 @@ from starlette.testclient import TestClient
 from otelbench.testing.agent_runs import Run
 from otelbench.testing.failures import CORE, as_agent_runs, planted_failures
 from processors.config import Privacy
-from tests.web.lakes import collector, fold, rows, send
+from tests.web.lakes import collector, judge_and_cluster, rows, send
 from web.app import create_app
 from web.profile import card_figures
 from web.series import log_bucket
@@ -30,12 +30,6 @@ FAMILIES = [f for f in CORE if f.error_type is not None]
 
 @pytest.fixture(scope="module")
 def lake(tmp_path_factory) -> dict[str, Any]:
-    import openai
-
-    from otelbench.testing.judge_stub import MODEL, JudgeStub
-    from processors import pipeline
-    from processors.config import Clusters, Processors
-
     tmp = tmp_path_factory.mktemp("profile")
     quiet = planted_failures(FAMILIES[2:3], 6, seed=6)
     runs = [Run("calc", f"What is {i} + 1?", f"{i + 1}") for i in range(4)]
@@ -48,10 +42,7 @@ def lake(tmp_path_factory) -> dict[str, Any]:
     runs += [Run(HOSTILE_NAME, "hi", "there")]
     with collector(tmp) as (url, root):
         send(url, root, runs)
-    with JudgeStub(score=0.75) as stub:
-        llm = pipeline.Llm(openai.OpenAI(base_url=stub.base_url, api_key="x", max_retries=0), MODEL, True)
-        pipeline.run(Processors(clusters=Clusters(describe=False)), Privacy(), root, llm=llm)
-    fold(root)
+    judge_and_cluster(root)
     quiet_texts = [t for col in ("error_message", "output") for t in quiet[col].to_list() if t]
     return {"root": root, "quiet_texts": quiet_texts}
 
