@@ -13,6 +13,7 @@ trace is no longer a run).
 from __future__ import annotations
 
 from storage.queries.tables import sql_string
+from storage.queries.views import COSTED
 
 PREVIEW_CHARS = 1000  # of a run's task and answer kept in the rollup (pages link to the run)
 
@@ -29,7 +30,7 @@ LEFT JOIN (
            sum(cost_usd) FILTER (WHERE cost_source IS DISTINCT FROM 'reported') AS cost_computed,
            count(cost_usd) FILTER (WHERE cost_source = 'reported') AS calls_reported,
            count(cost_usd) FILTER (WHERE cost_source IS DISTINCT FROM 'reported') AS calls_computed
-    FROM spans WHERE span_type = 'llm' GROUP BY trace_id
+    FROM spans WHERE {COSTED} GROUP BY trace_id
 ) AS c ON c.trace_id = r.trace_id"""
 
 # The trace ids in some data files (new span files; new evals commits).

@@ -208,6 +208,12 @@ BENCH_SERVICE = "otelbench-bench"
 # non-NULL in some order", which is what arg_min's NULL-skipping gave before), so unused
 # ones are pruned, and the JSON is read once per run, after grouping (reading every
 # call's messages made `count(output)` over all runs 5x slower).
+# What a run's cost sums: its llm calls' costs, and what its agent spans report themselves
+# (otelbench.sdk's task.cost: an owner's cost that no instrumented call carries; no
+# instrumentation recorded in tests/testdata/recorded puts a cost on an agent span).
+COSTED = "span_type = 'llm' OR (span_type = 'agent' AND cost_source = 'reported')"
+_COSTED = "s.span_type = 'llm' OR (s.span_type = 'agent' AND s.cost_source = 'reported')"
+
 AGENT_RUNS_SQL = f"""CREATE OR REPLACE VIEW agent_runs AS
 WITH per_trace AS (
     SELECT
@@ -217,7 +223,7 @@ WITH per_trace AS (
         bool_or(s.status_code = 'error' AND (s.parent_span_id IS NULL OR s.span_type = 'agent')) AS errored,
         arg_min(s.start_time, {_ROOT_FIRST}) AS start_time,
         arg_min(s.duration_ms, {_ROOT_FIRST}) AS duration_ms,
-        sum(s.cost_usd) FILTER (WHERE s.span_type = 'llm') AS cost_usd,
+        sum(s.cost_usd) FILTER (WHERE {_COSTED}) AS cost_usd,
         CAST(sum(s.input_tokens) FILTER (WHERE s.span_type = 'llm') AS BIGINT) AS input_tokens,
         CAST(sum(s.output_tokens) FILTER (WHERE s.span_type = 'llm') AS BIGINT) AS output_tokens,
         count(*) FILTER (WHERE s.span_type = 'llm') AS llm_calls,
