@@ -23,6 +23,7 @@ COMMANDS = (
     "otelbench.commands.model",
     "otelbench.commands.web",
     "otelbench.commands.mcp",
+    "otelbench.commands.init",
 )
 
 

@@ -1,0 +1,146 @@
+"""``otelbench init``: find the project's LLM stack and print (or, with ``--install``, do)
+the minimal setup that sends its telemetry here; ``--check`` proves the path works end to
+end. It never edits the project's files (otelbench/project_setup.py, docs/init.md)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+DEFAULT_ENDPOINT = "http://127.0.0.1:4318"
+DEFAULT_WEB = "http://127.0.0.1:8000"
+CHECK_TIMEOUT_S = 30.0
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("init", help="show (or install) what sends this project's LLM telemetry to otelbench",
+                       description="Detect the project in the current folder (pyproject.toml, requirements*.txt, "
+                       "imports, package.json) and its LLM libraries, then print the instrumentation packages, "
+                       "the environment variables and a code snippet. Never edits your files.")
+    p.add_argument("folder", nargs="?", type=Path, default=Path("."), help="the project (default: here)")
+    p.add_argument("--endpoint", default=os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", DEFAULT_ENDPOINT),
+                   help="the collector's OTLP/HTTP address (default: %(default)s)")
+    p.add_argument("--key", default=os.environ.get("OTELBENCH_KEY"), help="ingest key (default: $OTELBENCH_KEY)")
+    p.add_argument("--agent", default=None, help="the agent's name (default: the project's)")
+    p.add_argument("--install", action="store_true",
+                   help="run the install command with the package manager the project uses (shown first)")
+    p.add_argument("--check", action="store_true",
+                   help="send a test span, wait until otelbench shows it, print the agent's profile URL")
+    p.add_argument("--web", default=DEFAULT_WEB, help="the web UI, for --check (default: %(default)s)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from otelbench.project_setup import detect, plan, shown
+
+    if not args.folder.is_dir():
+        print(f"otelbench init: {args.folder} is not a folder", file=sys.stderr)
+        return 2
+    project = detect(args.folder)
+    agent = args.agent or project.name
+    plans = plan(project, endpoint=args.endpoint, key=args.key, agent=agent, python=sys.executable
+                 if project.python_manager == "pip" and _inside(args.folder) else "python")
+    _describe(project)
+    for p in plans:
+        print(f"\n1. install: {' '.join(p.packages)}\n   {shown(p.install)}" if p.install else "")
+        print("\n2. environment:")
+        for k, v in p.env.items():
+            print(f"   export {k}={v}")
+        print(f"\n3. run: {p.run}\n\n   or in code:\n")
+        print("\n".join(f"   {line}" for line in p.snippet.splitlines()))
+        for note in p.notes:
+            print(f"\n   note: {note}")
+    if not plans:
+        print("\nNo LLM library found (looked for openai, anthropic, langchain, llama-index, crewai; for JavaScript "
+              "openai, @anthropic-ai/sdk, ai, @mastra/core).\nAny OpenTelemetry SDK works as it is: "
+              f"OTEL_EXPORTER_OTLP_ENDPOINT={args.endpoint} OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf; "
+              "an agent with no instrumentation: otelbench.sdk (docs/sdk.md).")
+    status = 0
+    if args.install:
+        status = _install(plans, args.folder)
+    if args.check and status == 0:
+        status = check(args.endpoint, args.key, agent, args.web)
+    return status
+
+
+def _describe(project: object) -> None:
+    p = project  # otelbench.project_setup.Project
+    langs = [name for name, on in (("Python", p.python), ("JavaScript", p.javascript)) if on]  # type: ignore[attr-defined]
+    print(f"project {p.name} in {p.folder}: {', '.join(langs) or 'no Python or JavaScript found'}")  # type: ignore[attr-defined]
+    for lib, where in {**p.libraries, **p.js_libraries}.items():  # type: ignore[attr-defined]
+        print(f"  {lib}: {', '.join(where[:3])}{' …' if len(where) > 3 else ''}")
+
+
+def _inside(folder: Path) -> bool:
+    """Whether this Python is the project's own virtualenv (pip then installs into it)."""
+    return Path(sys.prefix).resolve().is_relative_to(folder.resolve())
+
+
+def _install(plans: list, folder: Path) -> int:
+    for p in plans:
+        if not p.install:
+            continue
+        from otelbench.project_setup import shown
+
+        print(f"\nrunning: {shown(p.install)}", flush=True)
+        try:
+            done = subprocess.run(p.install, cwd=folder)
+        except FileNotFoundError:
+            print(f"otelbench init: {p.install[0]} is not installed here; run the command above yourself",
+                  file=sys.stderr)
+            return 1
+        if done.returncode != 0:
+            print(f"otelbench init: the install failed (exit {done.returncode})", file=sys.stderr)
+            return 1
+    return 0
+
+
+def check(endpoint: str, key: str | None, agent: str, web: str) -> int:
+    """Send one ``invoke_agent`` span for ``agent``, wait until the web shows the run, and
+    print where: the end-to-end proof that this machine's telemetry reaches otelbench."""
+    import httpx
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
+
+    provider = TracerProvider(resource=Resource.create({"service.name": agent}))
+    results: list[SpanExportResult] = []
+    exporter = OTLPSpanExporter(endpoint=f"{endpoint.rstrip('/')}/v1/traces", timeout=10,
+                                headers={"X-Bench-Key": key} if key else None)
+
+    class Recorded(SimpleSpanProcessor):
+        def on_end(self, span: object) -> None:
+            results.append(exporter.export([span]))  # type: ignore[list-item]
+
+    provider.add_span_processor(Recorded(exporter))
+    with provider.get_tracer("otelbench.init").start_as_current_span(f"invoke_agent {agent}", attributes={
+            "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent,
+            "gen_ai.input.messages": '[{"role":"user","parts":[{"type":"text","content":"otelbench init --check"}]}]',
+    }) as span:
+        trace_id = format(span.get_span_context().trace_id, "032x")
+    if results != [SpanExportResult.SUCCESS]:
+        print(f"otelbench init --check: the collector at {endpoint} did not take the span (is `otelbench serve` "
+              "running? is the key right?)", file=sys.stderr)
+        return 1
+    print(f"\ncheck: span sent to {endpoint} (trace {trace_id}); waiting for {web} to show it …", flush=True)
+    deadline = time.monotonic() + CHECK_TIMEOUT_S
+    run_url = f"{web.rstrip('/')}/api/runs/{trace_id}"
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(run_url, timeout=5).status_code == 200:
+                from urllib.parse import quote
+
+                print(f"check: ok — {web.rstrip('/')}/agents/{quote(agent, safe='')} "
+                      f"(the run: {web.rstrip('/')}/runs/{trace_id})")
+                return 0
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    print(f"otelbench init --check: the collector took the span but {web} did not show it within "
+          f"{CHECK_TIMEOUT_S:g} s (is the web UI running on that lake?)", file=sys.stderr)
+    return 1
