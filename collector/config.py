@@ -11,6 +11,7 @@ named constant, and every key is documented in ``docs/config.md`` (checked by
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import re
 from pathlib import Path
@@ -63,12 +64,34 @@ class Protocols(Strict):
         return self
 
 
+class KeyQuotas(Strict):
+    """Per key; none by default (collector/keys.py counts them)."""
+
+    requests_per_minute: int | None = Field(None, ge=1)
+    spans_per_day: int | None = Field(None, ge=1)  # items: spans, log records and metric points
+    bytes_per_day: int | None = Field(None, ge=1)  # request bytes, as received
+
+
 class ApiKey(Strict):
-    key: str = Field(min_length=8)
+    # the key itself, or its SHA-256 (hex) so the config holds no key in clear; one of the two
+    key: str | None = Field(None, min_length=8)
+    key_sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
     owner: str = Field(min_length=1, pattern=r"^[^\x00-\x1f\x7f]+$")
     # names the agent of every span sent with this key that names none (below an agent
     # span's own name, above the service name); an X-Bench-Agent header overrides it
     agent: str | None = Field(None, min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$")
+    scopes: tuple[Literal["ingest", "read"], ...] = Field(("ingest",), min_length=1)
+    quotas: KeyQuotas = KeyQuotas()
+    expires: dt.datetime | None = None  # ISO 8601 with a zone; refused from then on
+    revoked: bool = False
+
+    @model_validator(mode="after")
+    def _one_key(self) -> "ApiKey":
+        if (self.key is None) == (self.key_sha256 is None):
+            raise ValueError("give either key or key_sha256")
+        if self.expires is not None and self.expires.tzinfo is None:
+            raise ValueError("expires needs a time zone (e.g. 2027-01-01T00:00:00Z)")
+        return self
 
 
 class Auth(Strict):
@@ -149,10 +172,10 @@ class Config(Strict):
         return frozenset(s for s, p in self.service.pipelines.items() if exporter in p.exporters)
 
     @property
-    def keys(self) -> dict[str, tuple[str, str | None]]:
-        """Ingest key → (owner, default agent)."""
+    def keys(self) -> tuple[ApiKey, ...]:
+        """The configured keys (collector.keys.Keyring holds them as digests)."""
         otlp = self.receivers.otlp
-        return {k.key: (k.owner, k.agent) for k in otlp.auth.keys} if otlp else {}
+        return otlp.auth.keys if otlp else ()
 
 
 def expand_env(value: Any, environ: Mapping[str, str], where: str = "") -> Any:

@@ -37,6 +37,13 @@ class Unauthenticated(ReceiverError):
     grpc_code = code_pb2.UNAUTHENTICATED
 
 
+class Forbidden(ReceiverError):
+    """A known key without the scope the request needs (a read-only key sending data)."""
+
+    http_status = 403
+    grpc_code = code_pb2.PERMISSION_DENIED
+
+
 class NotFound(ReceiverError):
     http_status = 404
     grpc_code = code_pb2.UNIMPLEMENTED
@@ -64,6 +71,15 @@ class TooManyRequests(ReceiverError):
     # RESOURCE_EXHAUSTED is only retried by clients when RetryInfo is attached;
     # UNAVAILABLE is always retried, so backpressure uses it on gRPC.
     grpc_code = code_pb2.UNAVAILABLE
+    retryable = True
+
+
+class QuotaExceeded(ReceiverError):
+    """A key's quota is used up: retry after the window resets (Retry-After / RetryInfo).
+    RESOURCE_EXHAUSTED on gRPC: clients retry it only after the RetryInfo delay, not at once."""
+
+    http_status = 429
+    grpc_code = code_pb2.RESOURCE_EXHAUSTED
     retryable = True
 
 

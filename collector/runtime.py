@@ -24,6 +24,7 @@ import uvicorn
 
 from collector import flusher, wal
 from collector.child import Child
+from collector.keys import Keyring
 from collector.config import Config
 from collector.service import Ingest
 from collector.state import SharedState
@@ -119,7 +120,7 @@ class Collector:
         receiver = cfg.receivers.otlp
         self.ingest = Ingest(
             signals=cfg.service.pipelines.keys(),
-            keys=cfg.keys,
+            keys=Keyring(cfg.keys),
             committer=self.committer,
             telemetry=self.telemetry,
             max_inflight=svc.limits.max_inflight_requests,
@@ -166,7 +167,7 @@ class Collector:
         app = create_app(
             self.ingest,
             max_body_bytes=cfg.max_request_body_size_mib << 20,
-            metrics=(lambda: self.telemetry.render(self.committer.pending_bytes))
+            metrics=(lambda: self.telemetry.render(self.committer.pending_bytes, self.ingest.keys.metrics()))
             if self.config.service.telemetry.metrics
             else None,
         )

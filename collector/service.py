@@ -9,7 +9,6 @@ lives in ``collector.errors``.
 
 from __future__ import annotations
 
-import hmac
 import re
 import threading
 from concurrent.futures import Future
@@ -19,7 +18,8 @@ from typing import Callable, Iterable
 from google.protobuf.message import Message
 
 from collector import validate, wal
-from collector.errors import MalformedRequest, NotFound, TooManyRequests, Unauthenticated, Unavailable
+from collector.errors import MalformedRequest, NotFound, TooManyRequests, Unavailable
+from collector.keys import Entry, Keyring
 from collector.telemetry import Telemetry
 
 Forward = Callable[[str, bytes], None]  # (signal, OTLP protobuf payload) after acknowledgement
@@ -39,6 +39,7 @@ class Sender:
 
     owner: str | None = None
     agent: str | None = None
+    key: Entry | None = None  # the key's entry (its quotas); None when auth is off
 
 
 _AGENT = re.compile(r"^[^\x00-\x1f\x7f]{1,200}$")  # printable: the log separates it with 0x1F
@@ -49,7 +50,7 @@ class Ingest:
         self,
         *,
         signals: Iterable[str],
-        keys: dict[str, tuple[str, str | None]],
+        keys: Keyring,
         committer: wal.GroupCommitter,
         telemetry: Telemetry,
         max_inflight: int,
@@ -58,7 +59,7 @@ class Ingest:
         forwarders: Iterable[Forward] = (),
     ):
         self.signals = frozenset(signals)
-        self._keys = dict(keys)
+        self.keys = keys
         self._committer = committer
         self.telemetry = telemetry
         self._max_inflight = max_inflight
@@ -73,20 +74,18 @@ class Ingest:
     def authenticate(self, key: str | None, agent: str | None = None) -> Sender:
         """Who sent a request: the owner of ``key`` (None when auth is off) and the agent it
         names — ``agent`` (the ``X-Bench-Agent`` header) else the key's default. Raises
-        Unauthenticated for a missing or unknown key, MalformedRequest for a bad agent."""
+        Unauthenticated for a missing, unknown, expired or revoked key, Forbidden for a key
+        without the ``ingest`` scope, QuotaExceeded over its requests per minute (collector/keys.py),
+        MalformedRequest for a bad agent."""
         if agent is not None:
             agent = agent.strip()
             if not _AGENT.match(agent):
                 raise MalformedRequest("X-Bench-Agent must be 1 to 200 printable characters")
-        if not self._keys:
+        if not self.keys:
             return Sender(None, agent)
-        if key:
-            for known, (owner, default) in self._keys.items():
-                if hmac.compare_digest(known.encode(), key.encode()):
-                    return Sender(owner, agent or default)
-        raise Unauthenticated(
-            "missing or unknown ingest key: send it as 'X-Bench-Key: <key>' or 'Authorization: Bearer <key>'"
-        )
+        entry = self.keys.find(key, "ingest")
+        self.keys.admit(entry)  # requests per minute
+        return Sender(entry.owner, agent or entry.agent, entry)
 
     def check_signal(self, signal: str) -> None:
         if signal not in self.signals:
@@ -126,6 +125,8 @@ class Ingest:
                 self._release()
                 return done
             payload = raw if raw is not None and not checked.changed else request.SerializeToString()
+            if sender.key is not None:  # the daily quotas, before anything is acknowledged
+                self.keys.charge(sender.key, checked.accepted, len(payload))
             record = wal.encode_record(signal, sender.owner, payload, sender.agent)
             try:
                 durable = self._committer.submit(record)

@@ -35,7 +35,8 @@ class Telemetry:
         """Bytes in the write-ahead log not yet retired by the flusher."""
         return self.wal_bytes_on_start + self.wal_bytes_written - self.state.snapshot()["retired_bytes"]
 
-    def render(self, pending_bytes: int) -> str:
+    def render(self, pending_bytes: int, extra: list[tuple[str, str, str, list[tuple[str, float]]]] = ()) -> str:
+        """Prometheus text; ``extra``: more (name, kind, help, samples), e.g. usage per key."""
         s = self.state.snapshot()
         lines: list[str] = []
 
@@ -79,4 +80,6 @@ class Telemetry:
                "interval).", [("", s["compaction_errors"])])
         metric("flusher_up", "gauge", "1 while every flusher worker is running.", [("", s["ready"])])
         metric("flusher_workers", "gauge", "Flusher worker processes.", [("", s["workers"])])
+        for name, kind, help_, samples in extra:
+            metric(name, kind, help_, samples)
         return "\n".join(lines) + "\n"

@@ -38,7 +38,7 @@ from storage.schema import tables
 
 # The views this module defines, beside one per lake table (storage.queries.tables).
 COMPUTED_VIEWS = ("span_messages", "span_agents", "llm_calls", "tool_calls", "agent_runs", "bench_results",
-                  "bench_tests")
+                  "bench_tests", "key_usage")
 
 
 # --------------------------------------------------------------------------- messages
@@ -273,6 +273,22 @@ WHERE t.genai_spans > 0 AND coalesce(t.service_name, '') NOT IN ('{JUDGE_SERVICE
 
 
 
+# What each ingest key's owner stored per UTC day (the receiver counts quotas in memory,
+# collector/keys.py; this is the lake's lasting record). NULL owner: sent without a key.
+KEY_USAGE_SQL = """CREATE OR REPLACE VIEW key_usage AS
+WITH items AS (
+    SELECT owner, CAST(date AS DATE) AS date, 1 AS spans, 0 AS log_records, 0 AS metric_points,
+           trace_id, span_type FROM spans
+    UNION ALL SELECT owner, CAST(date AS DATE), 0, 1, 0, NULL, NULL FROM logs
+    UNION ALL SELECT owner, CAST(date AS DATE), 0, 0, 1, NULL, NULL FROM metrics
+)
+SELECT owner, date, CAST(sum(spans) AS BIGINT) AS spans, CAST(sum(log_records) AS BIGINT) AS log_records,
+       CAST(sum(metric_points) AS BIGINT) AS metric_points,
+       count(DISTINCT trace_id) AS traces, count(*) FILTER (WHERE span_type = 'llm') AS llm_calls
+FROM items
+GROUP BY owner, date"""
+
+
 def view_names() -> tuple[str, ...]:
     """Every view, of the registry as it is now: one per lake table, then the computed ones."""
     return (*(t.name for t in tables()), *COMPUTED_VIEWS)
@@ -292,6 +308,7 @@ def view_ddl(lake_root: str | Path) -> list[str]:
         AGENT_RUNS_SQL,
         bench_results_sql(),
         bench_tests_sql(),
+        KEY_USAGE_SQL,
     ]
 
 

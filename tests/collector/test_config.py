@@ -76,7 +76,8 @@ def test_keys_map_to_owners():
 
     data = copy.deepcopy(MINIMAL)
     data["receivers"]["otlp"]["auth"] = {"keys": [{"key": "k" * 16, "owner": "alice"}]}
-    assert parse_config(data).keys == {"k" * 16: ("alice", None)}  # owner, default agent
+    (key,) = parse_config(data).keys
+    assert (key.key, key.owner, key.agent, key.scopes, key.revoked) == ("k" * 16, "alice", None, ("ingest",), False)
 
 
 def _model_keys(model: type, prefix: str = "") -> set[str]:

@@ -17,6 +17,7 @@ TABLE = {
     ReceiverError: (500, grpc.StatusCode.INTERNAL, False),
     errors.MalformedRequest: (400, grpc.StatusCode.INVALID_ARGUMENT, False),
     errors.Unauthenticated: (401, grpc.StatusCode.UNAUTHENTICATED, False),
+    errors.Forbidden: (403, grpc.StatusCode.PERMISSION_DENIED, False),
     errors.NotFound: (404, grpc.StatusCode.UNIMPLEMENTED, False),
     errors.MethodNotAllowed: (405, grpc.StatusCode.UNIMPLEMENTED, False),
     errors.PayloadTooLarge: (413, grpc.StatusCode.RESOURCE_EXHAUSTED, False),
@@ -24,6 +25,8 @@ TABLE = {
     # UNAVAILABLE, not RESOURCE_EXHAUSTED: OTLP gRPC clients retry the latter only with RetryInfo
     errors.TooManyRequests: (429, grpc.StatusCode.UNAVAILABLE, True),
     errors.Unavailable: (503, grpc.StatusCode.UNAVAILABLE, True),
+    # a key's quota: retried only after the RetryInfo delay (the window's reset), not at once
+    errors.QuotaExceeded: (429, grpc.StatusCode.RESOURCE_EXHAUSTED, True),
 }
 
 

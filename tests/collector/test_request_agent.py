@@ -132,17 +132,23 @@ def test_the_log_carries_the_sender_and_reads_records_written_before_agents(tmp_
 def test_authenticate_names_the_sender() -> None:
     from collector.service import Ingest
 
+    from collector.config import ApiKey
+    from collector.keys import Keyring
+
     def ingest(keys):
-        return Ingest(signals=["traces"], keys=keys, committer=None, telemetry=None, max_inflight=1,
+        return Ingest(signals=["traces"], keys=Keyring(keys), committer=None, telemetry=None, max_inflight=1,
                       max_unflushed_bytes=1, retry_after_s=1)
 
-    open_ = ingest({})
+    def who(s: Sender) -> tuple[str | None, str | None]:
+        return s.owner, s.agent
+
+    open_ = ingest([])
     assert open_.authenticate(None) == Sender(None, None)
     assert open_.authenticate(None, "  planner ") == Sender(None, "planner")
-    keyed = ingest({KEY: ("alice", "default-agent"), "m" * 16: ("bob", None)})
-    assert keyed.authenticate(KEY) == Sender("alice", "default-agent")
-    assert keyed.authenticate(KEY, "header") == Sender("alice", "header")
-    assert keyed.authenticate("m" * 16) == Sender("bob", None)
+    keyed = ingest([ApiKey(key=KEY, owner="alice", agent="default-agent"), ApiKey(key="m" * 16, owner="bob")])
+    assert who(keyed.authenticate(KEY)) == ("alice", "default-agent")
+    assert who(keyed.authenticate(KEY, "header")) == ("alice", "header")
+    assert who(keyed.authenticate("m" * 16)) == ("bob", None)
     for bad in ("sep\x1farated", "   ", "a" * 201):  # the log's separator can never reach it
         with pytest.raises(MalformedRequest):
             keyed.authenticate(KEY, bad)
