@@ -72,6 +72,21 @@ class KeyQuotas(Strict):
     bytes_per_day: int | None = Field(None, ge=1)  # request bytes, as received
 
 
+class ReadGrant(Strict):
+    """What a ``read`` key may see beyond public data: agents by name, or the runs of key
+    owners, with their inputs and outputs (``io``) or their figures only (web/access.py)."""
+
+    agents: tuple[str, ...] = ()
+    owners: tuple[str, ...] = ()
+    io: bool = False
+
+    @model_validator(mode="after")
+    def _grants_something(self) -> "ReadGrant":
+        if not self.agents and not self.owners:
+            raise ValueError("a grant names agents or owners")
+        return self
+
+
 class ApiKey(Strict):
     # the key itself, or its SHA-256 (hex) so the config holds no key in clear; one of the two
     key: str | None = Field(None, min_length=8)
@@ -84,6 +99,7 @@ class ApiKey(Strict):
     quotas: KeyQuotas = KeyQuotas()
     expires: dt.datetime | None = None  # ISO 8601 with a zone; refused from then on
     revoked: bool = False
+    grants: tuple[ReadGrant, ...] = ()  # a read key's: what it sees beyond public data (default: nothing)
 
     @model_validator(mode="after")
     def _one_key(self) -> "ApiKey":
@@ -91,6 +107,8 @@ class ApiKey(Strict):
             raise ValueError("give either key or key_sha256")
         if self.expires is not None and self.expires.tzinfo is None:
             raise ValueError("expires needs a time zone (e.g. 2027-01-01T00:00:00Z)")
+        if self.grants and "read" not in self.scopes:
+            raise ValueError("grants need the read scope")
         return self
 
 

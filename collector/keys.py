@@ -62,6 +62,7 @@ class Entry:
     bytes_per_day: int | None
     expires: dt.datetime | None
     revoked: bool
+    grants: tuple[Any, ...] = ()  # collector.config.ReadGrant
 
     @property
     def fingerprint(self) -> str:
@@ -74,13 +75,17 @@ class Keyring:
     def __init__(self, keys: Sequence[Any], clock: Callable[[], float] = time.time) -> None:
         self._entries = [Entry(k.key_sha256 or digest(k.key), k.owner, k.agent, frozenset(k.scopes),
                                k.quotas.requests_per_minute, k.quotas.spans_per_day, k.quotas.bytes_per_day,
-                               k.expires, k.revoked) for k in keys]
+                               k.expires, k.revoked, tuple(k.grants)) for k in keys]
         self._clock = clock
         self._lock = threading.Lock()
         self._usage: dict[str, Usage] = {e.digest: Usage() for e in self._entries}
 
     def __bool__(self) -> bool:
         return bool(self._entries)
+
+    def by_fingerprint(self, fingerprint: str) -> Entry | None:
+        """The entry a signed link names (web/access.py; check it with ``usable``); None for none."""
+        return next((e for e in self._entries if hmac.compare_digest(e.fingerprint, fingerprint)), None)
 
     def find(self, key: str | None, scope: str = "ingest") -> Entry:
         """The entry of ``key`` if it may be used for ``scope`` now; else Unauthenticated
@@ -94,6 +99,10 @@ class Keyring:
                 found = e
         if found is None:
             raise Unauthenticated(MISSING)
+        return self.usable(found, scope)
+
+    def usable(self, found: Entry, scope: str) -> Entry:
+        """``found`` if it is neither revoked nor expired and has ``scope``; else the error."""
         if found.revoked:
             raise Unauthenticated(f"this key (owner {found.owner!r}) was revoked")
         if found.expires is not None and self._clock() >= found.expires.timestamp():

@@ -13,6 +13,7 @@ import hashlib
 import threading
 import time
 from collections import OrderedDict
+from urllib.parse import quote, urlencode
 from pathlib import Path
 from collections.abc import Sequence
 from typing import Any, AsyncIterator, Callable
@@ -29,6 +30,7 @@ from processors.config import Privacy
 from storage.values import json_value
 from web import models
 from web import live, mcp_server
+from web.access import MAX_LINK_TTL_S, Access, Denied
 from web.badge import badge, badge_value
 from web.charts import duration
 from web.home import Receivers, overview
@@ -41,20 +43,25 @@ from web.site import BADGE_METRICS, SORTS, WINDOWS, BadRequest, NotFound, Site, 
 TEMPLATES = Path(__file__).parent / "templates"
 LIVE_JS = Path(__file__).parent / "static" / "live.js"
 EMBED_SIZES = ("sm", "md", "lg")
+SIGNED_ROUTES = ("/embed/", "/badge/", "/og/")  # where a signed link may stand in for a key
 KEPT_BODIES = 64  # home and leaderboard bodies kept per rollup version (≈ 80 KB each for 200 agents)
 
 
 def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers: Receivers | None = None, *,
                refresh_s: float = 2.0, figures_every_s: float = Site.FIGURES_EVERY_S,
-               live_spans: live.Source | None = None, mcp_hosts: Sequence[str] = ()) -> Starlette:
+               live_spans: live.Source | None = None, mcp_hosts: Sequence[str] = (),
+               keys: Sequence[Any] = ()) -> Starlette:
     """``receivers``: the collector's OTLP endpoints the home page tells SDKs to use (the
     config's, when started with one; else the defaults). ``refresh_s``: how often the
     rollups are checked for new lake files; ``figures_every_s``: the least time between two
     computations of the agents' figures (web.site.Site). ``live_spans``: where the live
     feed reads new spans (``otelbench serve`` hands in the write-ahead log's,
     ``collector.tail``); by default the lake's new files. ``mcp_hosts``: Host headers the
-    MCP endpoint (``/mcp``) accepts besides loopback ones (``web.mcp_hosts``)."""
+    MCP endpoint (``/mcp``) accepts besides loopback ones (``web.mcp_hosts``). ``keys``: the
+    configured keys (``receivers.otlp.auth.keys``), whose ``read`` ones see what their grants
+    name beyond public data (web/access.py)."""
     site = Site(lake_root, privacy, refresh_s=refresh_s, figures_every_s=figures_every_s)
+    access = Access(site.privacy, keys)
     receivers = receivers or Receivers()
     share_images = ShareImages()
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(default=True))
@@ -68,8 +75,16 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
     def page(template: str, status: int = 200, **context: Any) -> HTMLResponse:
         return HTMLResponse(env.get_template(template).render(**context), status_code=status)
 
+    def site_of(request: Request) -> Site:
+        """The site as this request's reader may see it (web/access.py): public, a read
+        key's grants, or — on an embed, badge or share image — a signed link's."""
+        name = request.path_params.get("name")
+        signed = request.query_params if name is not None and request.url.path.startswith(SIGNED_ROUTES) else None
+        return site.viewing(access.privacy_of(request.headers, signed, name))
+
     def errors(handler: Callable[[Request], Response], *, json: bool) -> Any:
-        """The one place errors become status codes: BadRequest 400, NotFound 404."""
+        """The one place errors become status codes: BadRequest 400, NotFound 404, a key or
+        signed link that cannot read (Denied) 401."""
         async def endpoint(request: Request) -> Response:
             started = time.perf_counter()
             try:  # DuckDB work off the event loop: one slow query does not stall the others
@@ -78,6 +93,8 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
                 response = _error(400, str(exc))
             except NotFound as exc:
                 response = _error(404, str(exc))
+            except Denied as exc:
+                response = _error(401, str(exc))
             metrics.observe(handler.__name__, response.status_code, time.perf_counter() - started)
             return response
 
@@ -96,7 +113,8 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
         about every agent (home, leaderboard), which each request would otherwise lay out
         anew from the same figures. At most ``KEPT_BODIES`` (any query string is a URL of
         its own); errors are not kept (they raise)."""
-        key = (site.version_key(), str(request.url))
+        viewer = site_of(request)
+        key = (viewer.version_key(), viewer.privacy, str(request.url))
         with bodies_lock:
             if key in bodies:
                 bodies.move_to_end(key)
@@ -122,34 +140,34 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
 
     def leaderboard_data(request: Request) -> dict[str, Any]:
         if choice(request.query_params, "tab", models.LEADERBOARD_TABS, "agents") == "models":
-            return models.leaderboard(site, request.query_params)
-        return {"tab": "agents", "evidence": models.TELEMETRY, **site.leaderboard(request.query_params)}
+            return models.leaderboard(site_of(request), request.query_params)
+        return {"tab": "agents", "evidence": models.TELEMETRY, **site_of(request).leaderboard(request.query_params)}
 
     def profile_data(request: Request) -> dict[str, Any]:
-        return profile(site, request.path_params["name"], str(request.base_url))
+        return profile(site_of(request), request.path_params["name"], str(request.base_url))
 
     def home_data(request: Request) -> dict[str, Any]:
-        return {**overview(site, receivers, request.url.hostname or "127.0.0.1"),
-                "board": site.leaderboard(request.query_params)}
+        return {**overview(site_of(request), receivers, request.url.hostname or "127.0.0.1"),
+                "board": site_of(request).leaderboard(request.query_params)}
 
     def insights_data(request: Request) -> dict[str, Any]:
-        return site.insights(request.path_params["name"])
+        return site_of(request).insights(request.path_params["name"])
 
     def run_data(request: Request) -> dict[str, Any]:
-        return site.run(request.path_params["trace_id"])
+        return site_of(request).run(request.path_params["trace_id"])
 
     def compare_data(request: Request) -> dict[str, Any]:
         a, b = models.vs_names(request.scope.get("raw_path") or request.url.path.encode())
-        return models.versus(site, a, b, request.query_params)
+        return models.versus(site_of(request), a, b, request.query_params)
 
     def model_data(request: Request) -> dict[str, Any]:
-        return models.model(site, request.path_params["name"])
+        return models.model(site_of(request), request.path_params["name"])
 
     def benchmarks_data(request: Request) -> dict[str, Any]:
-        return models.benchmarks(site)
+        return models.benchmarks(site_of(request))
 
     def benchmark_data(request: Request) -> dict[str, Any]:
-        return models.benchmark(site, request.path_params["suite"])
+        return models.benchmark(site_of(request), request.path_params["suite"])
 
     # -- pages ------------------------------------------------------------------------------
 
@@ -188,7 +206,7 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
     def embed(request: Request) -> Response:
         size = choice(request.query_params, "size", EMBED_SIZES, "md")
         theme = choice(request.query_params, "theme", ("light", "dark"), "light")
-        response = page("embed.html", data=site.agent(request.path_params["name"], recent=False), size=size,
+        response = page("embed.html", data=site_of(request).agent(request.path_params["name"], recent=False), size=size,
                         theme=theme)
         # the one route other sites may frame
         response.headers["Content-Security-Policy"] = SECURITY_HEADERS["Content-Security-Policy"].replace(
@@ -197,19 +215,36 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
 
     def badge_svg(request: Request) -> Response:
         metric = choice(request.query_params, "metric", BADGE_METRICS, "success")
-        figures = site.figures("all").get(request.path_params["name"])  # None: unknown or private
+        figures = site_of(request).figures("all").get(request.path_params["name"])  # None: unknown or private
         label, value, color = badge_value(figures, metric) if figures else ("agent", "not found", "none")
 
         def drawn() -> tuple[str, str]:
             svg = badge(label, value, color)
             return svg, hashlib.sha256(svg.encode()).hexdigest()[:16]
 
-        svg, etag = site.cached(("badge", label, value, color), drawn, version=0)  # its text alone decides it
+        svg, etag = site_of(request).cached(("badge", label, value, color), drawn, version=0)  # its text alone decides it
         return _conditional(request, svg, "image/svg+xml", etag, 60)
 
     def share_image(request: Request) -> Response:
-        key, png = share_images.get(card_figures(site, request.path_params["name"]))
+        key, png = share_images.get(card_figures(site_of(request), request.path_params["name"]))
         return _conditional(request, png, "image/png", key, 300)
+
+    def signed_links(request: Request) -> dict[str, Any]:
+        """Links to an agent's embed, badge and share image that work without the key for
+        ``ttl`` seconds: for a private agent this read key may see, put in another page."""
+        key = request.headers.get("x-bench-key") or (request.headers.get("authorization", "")[7:].strip() or None)
+        if not key:
+            raise Denied("a read key is needed (X-Bench-Key or Authorization: Bearer) to sign links")
+        name = request.path_params["name"]
+        ttl = request.query_params.get("ttl", "3600")
+        if not ttl.isdigit() or not 1 <= int(ttl) <= MAX_LINK_TTL_S:
+            raise BadRequest(f"ttl must be 1 to {MAX_LINK_TTL_S} seconds, got {ttl!r}")
+        if name not in site_of(request).figures("all"):
+            raise NotFound(f"no agent named {name!r}")
+        query = urlencode(access.sign(key, name, int(ttl)))
+        base, path = str(request.base_url).rstrip("/"), quote(name, safe="")
+        return {"agent": name, "expires_in_s": int(ttl), "embed": f"{base}/embed/{path}?{query}",
+                "badge": f"{base}/badge/{path}.svg?{query}", "image": f"{base}/og/{path}.png?{query}"}
 
     def healthz(request: Request) -> Response:
         return JSONResponse({"ok": True})
@@ -248,6 +283,7 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
         get("/api/models/{name:path}", api(model_data), json=True),
         get("/api/benchmarks", api(benchmarks_data), json=True),
         get("/api/benchmarks/{suite:path}", api(benchmark_data), json=True),
+        get("/api/links/{name:path}", api(signed_links), json=True),
         get("/badge/{name:path}.svg", badge_svg, json=True),
         get("/og/{name:path}.png", share_image, json=True),
         Route("/healthz", healthz, methods=["GET", "HEAD"]),
@@ -257,7 +293,7 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
         WebSocketRoute("/live/agents/{name:path}", live.agent_endpoint(hub, site)),
     ]
 
-    assistants = mcp_server.build(site)
+    assistants = mcp_server.build(site, access=access)
     routes.append(Route(mcp_server.PATH, mcp_server.http_app(assistants, mcp_hosts)))  # POST: JSON-RPC
 
     @contextlib.asynccontextmanager

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from storage.values import json_value
 from web import models
+from web.access import Access, Denied
 from web.profile import profile
 from web.site import SORTS, WINDOWS, BadRequest, NotFound, Site
 
@@ -37,9 +39,19 @@ Window = Literal["24h", "7d", "30d", "all"]
 assert set(Sort.__args__) == set(SORTS) and set(Window.__args__) == set(WINDOWS)  # type: ignore[attr-defined]
 
 
-def build(site: Site, base_url: str | None = None) -> Any:
+def build(site: Site, base_url: str | None = None, access: Access | None = None, key: str | None = None) -> Any:
     """An ``MCPServer`` over ``site``. ``base_url``: where the web UI is, for links to its
-    pages in the answers (None: the links are paths on the web UI that served the answer)."""
+    pages in the answers (None: the links are paths on the web UI that served the answer).
+    ``access``: who may see what (web/access.py): over HTTP a call's ``X-Bench-Key`` /
+    ``Authorization: Bearer`` header, over stdio ``key`` (``otelbench mcp --key``), sees
+    what that read key's grants add to public data; without one, public data only."""
+    access = access or Access(site.privacy)
+
+    def seen(ctx: Context) -> Site:
+        headers = dict(ctx.headers or {}) if ctx is not None else {}
+        if key and not headers:
+            headers = {"x-bench-key": key}
+        return site.viewing(access.privacy_of({k.lower(): v for k, v in headers.items()}))
     from mcp.server.mcpserver import MCPServer
     from mcp.types import ToolAnnotations
 
@@ -62,11 +74,11 @@ def build(site: Site, base_url: str | None = None) -> Any:
                       window: Annotated[Window, Field(description="the runs counted: the last 24 h, 7 d, 30 d "
                                                                   "or all")] = "7d",
                       limit: Annotated[int, Field(ge=1, le=200, description="at most this many agents")] = 20,
-                      ) -> dict[str, Any]:
+                      ctx: Context = None) -> dict[str, Any]:
         """Find agents by name and rank them by runs, success rate, mean judge score, cost
         per run or latency (p50), over a time window: the leaderboard. Figures are
         self-reported telemetry."""
-        board = site.leaderboard({"sort": sort, "window": window})
+        board = seen(ctx).leaderboard({"sort": sort, "window": window})
         wanted = query.casefold()
         found = [{**a, "ranked": ranked} for ranked, rows in ((True, board["agents"]), (False, board["unranked"]))
                  for a in rows if wanted in a["agent"].casefold()]
@@ -75,12 +87,14 @@ def build(site: Site, base_url: str | None = None) -> Any:
                 "agents": [_agent_line(a, link(f"/agents/{a['agent']}")) for a in found[:limit]]}
 
     @tool
-    def get_agent(name: Annotated[str, Field(description="the agent's exact name")]) -> dict[str, Any]:
+    def get_agent(name: Annotated[str, Field(description="the agent's exact name")],
+                  ctx: Context = None) -> dict[str, Any]:
         """One agent: its figures over all its runs (runs, success rate, mean judge score,
         cost labelled reported or computed, latency p50/p95), its latest runs and
         failures, and its recurring failure clusters with descriptions and sizes."""
-        data = profile(site, name, base_url or "")
-        failures = site.recent_failures(name, RECENT)
+        reader = seen(ctx)
+        data = profile(reader, name, base_url or "")
+        failures = reader.recent_failures(name, RECENT)
         return {"evidence": models.TELEMETRY, "agent": _agent_line(data["agent"], link(f"/agents/{name}")),
                 "cost": data["cost"], "latency": {k: data["latency"][k] for k in ("p50_ms", "p95_ms")},
                 "io_hidden": data["io_hidden"],
@@ -91,11 +105,12 @@ def build(site: Site, base_url: str | None = None) -> Any:
                              for c in data["clusters"]]}
 
     @tool
-    def get_run(trace_id: Annotated[str, Field(description="the run's trace id (32 hex digits)")]) -> dict[str, Any]:
+    def get_run(trace_id: Annotated[str, Field(description="the run's trace id (32 hex digits)")],
+                ctx: Context = None) -> dict[str, Any]:
         """One agent run: its status, task and answer, cost, duration, the judge's score and
         reasoning, its failure cluster, and its spans in start order (LLM calls, tool
         calls) with their messages, texts shortened."""
-        data = site.run(trace_id)
+        data = seen(ctx).run(trace_id)
         spans = data["spans"]
         return {"evidence": models.TELEMETRY, "run": _clip(data["run"]), "link": link(f"/runs/{trace_id}"),
                 "eval": _clip(data["eval"]) if data["eval"] else None, "cluster": data["cluster"],
@@ -103,27 +118,28 @@ def build(site: Site, base_url: str | None = None) -> Any:
                 "span_list": [_clip(s) for s in spans[:MAX_SPANS]]}
 
     @tool
-    def list_benchmarks() -> dict[str, Any]:
+    def list_benchmarks(ctx: Context = None) -> dict[str, Any]:
         """The benchmark suites and their versions, with each model's results: what the
         bench runner measured (benchmark evidence, never mixed with telemetry)."""
-        return models.benchmarks(site)
+        return models.benchmarks(seen(ctx))
 
     @tool
-    def get_model(name: Annotated[str, Field(description="the model's exact name, as benchmarked")]) -> dict[str, Any]:
+    def get_model(name: Annotated[str, Field(description="the model's exact name, as benchmarked")],
+                  ctx: Context = None) -> dict[str, Any]:
         """One benchmarked model: its bench runs across machines — speed (time to first
         token, decode and prefill tokens/s), every ability and agent-fitness test with its
         evidence, confidence and plausibility reasons."""
-        return models.model(site, name)
+        return models.model(seen(ctx), name)
 
     @tool
     def compare(a: Annotated[str, Field(description="the first agent's or model's exact name")],
                 b: Annotated[str, Field(description="the second one's")],
                 kind: Annotated[Literal["auto", "agents", "models"],
                                 Field(description="auto: two agents if both are agents, else two models")] = "auto",
-                ) -> dict[str, Any]:
+                ctx: Context = None) -> dict[str, Any]:
         """Two agents (or two models) side by side: each figure, and which one is better on
         each line where that can be said."""
-        return models.versus(site, a, b, {"kind": kind})
+        return models.versus(seen(ctx), a, b, {"kind": kind})
 
     return server
 
@@ -140,7 +156,7 @@ def _answering(fn: Any) -> Any:
     def answer(*args: Any, **kwargs: Any) -> dict[str, Any]:
         try:
             return json_value(fn(*args, **kwargs))
-        except (NotFound, BadRequest) as exc:
+        except (NotFound, BadRequest, Denied) as exc:
             raise ToolError(str(exc)) from None
         except Exception as exc:  # noqa: BLE001 - an assistant gets a message, the log the rest
             import logging

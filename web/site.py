@@ -68,6 +68,7 @@ class Site:
         self._opening = threading.Lock()
         self._refreshing = threading.Lock()  # one fold at a time from this process
         self._stopping = threading.Event()
+        self._viewers: dict[Privacy, Site] = {}  # by privacy: what read keys see (``viewing``)
         self._snapshot: tuple[Any, Any] = (None, None)  # (manifest stat, Snapshot)
         self._computed: dict[str, dict[str, Any]] = {}  # name -> version, at, as_of, value
         self._computing: dict[str, threading.Lock] = {}
@@ -240,7 +241,7 @@ class Site:
         for ``version``, by default ``version_key()``. The value is shared: callers must not
         change it."""
         version = self.version_key() if version is None else version
-        full = (version, *key)
+        full = (version, self.privacy, *key)  # what one reader may see is not another's
         with self._cache_lock:
             if full in self._cache:
                 self._cache.move_to_end(full)
@@ -251,6 +252,23 @@ class Site:
             while len(self._cache) > self.CACHE_SIZE:
                 self._cache.popitem(last=False)
         return value
+
+    def viewing(self, privacy: Privacy) -> Site:
+        """This site as a reader under ``privacy`` sees it (web/access.py: a read key's
+        grants): the same rollups, gateway and answer cache (whose keys hold the privacy
+        rules), figures of its own computed when first asked for. One per distinct privacy."""
+        import copy
+
+        if privacy == self.privacy:
+            return self
+        with self._opening:
+            found = self._viewers.get(privacy)
+            if found is None:
+                found = copy.copy(self)  # shallow: the locks, gateway, cache and viewers are shared
+                found.privacy, found.refresh_s = privacy, 0.0  # this site's refresher folds for all
+                found._computed, found._computing = {}, {}
+                self._viewers[privacy] = found
+            return found
 
     def version_key(self) -> tuple[Any, ...]:
         """The rollup version and the version each ``per_version`` value was computed from:

@@ -16,6 +16,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     add_lake_args(p)
     p.add_argument("--web-url", default=None,
                    help="the web UI's address, for links in the answers (default: links are paths)")
+    p.add_argument("--key", default=None,
+                   help="a read key of the config: see what its grants add to public data (default: $OTELBENCH_KEY)")
     p.set_defaults(func=run)
 
 
@@ -36,9 +38,21 @@ def run(args: argparse.Namespace) -> int:
         print(f"otelbench mcp: {exc}", file=sys.stderr)
         return 2
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)  # stdout carries the protocol alone
+    import os
+
+    from web.access import Access, Denied
+
     site = Site(lake, config.privacy if config else Privacy())
+    access = Access(site.privacy, config.keys if config else ())
+    key = args.key or os.environ.get("OTELBENCH_KEY")
+    if key:
+        try:
+            access.privacy_of({"x-bench-key": key})
+        except Denied as exc:
+            print(f"otelbench mcp: {exc}", file=sys.stderr)
+            return 2
     try:
-        mcp_server.build(site, args.web_url).run()  # stdio
+        mcp_server.build(site, args.web_url, access, key).run()  # stdio
     finally:
         site.close()
     return 0

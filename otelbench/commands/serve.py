@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         # follows acknowledged spans there, before they reach Parquet (collector/tail.py)
         web = Child("otelbench.commands.web:child_main",
                     (str(config.lake_path), config.privacy, config.web, os.getpid(), receivers,
-                     os.path.abspath(config.service.wal.dir), collector.state.fd),
+                     os.path.abspath(config.service.wal.dir), collector.state.fd, config.keys),
                     name="otelbench-web", pass_fds=(collector.state.fd,))
         web.start()
         print(f"otelbench: web UI on http://{config.web.endpoint}", flush=True)

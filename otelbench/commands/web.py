@@ -40,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
     lake, config = found
     host, _, port = args.endpoint.rpartition(":")
     app = create_app(lake, config.privacy if config else Privacy(), receivers_of(config) if config else None,
-                     mcp_hosts=config.web.mcp_hosts if config and config.web else ())
+                     mcp_hosts=config.web.mcp_hosts if config and config.web else (),
+                     keys=config.keys if config else ())
     print(f"otelbench: web UI on http://{host}:{port}", flush=True)
     uvicorn.run(app, host=host, port=int(port), log_level="warning", **WEBSOCKET)
     return 0
@@ -66,7 +67,7 @@ def receivers_of(config: Config, http_port: int | None = None, grpc_port: int | 
 
 
 def child_main(lake: str, privacy: object, web: Web, parent_pid: int, receivers: Receivers | None = None,
-               wal_dir: str | None = None, state_fd: int | None = None) -> None:
+               wal_dir: str | None = None, state_fd: int | None = None, keys: tuple = ()) -> None:
     """The web UI inside ``otelbench serve``, in a process of its own (collector.child): its
     DuckDB and templates stay out of the receiver, and it dies with serve. Given the
     write-ahead log and the collector's shared state, its live feed follows acknowledged
@@ -89,5 +90,6 @@ def child_main(lake: str, privacy: object, web: Web, parent_pid: int, receivers:
         state = SharedState(fd=state_fd)
         spans = WalSpans(wal_dir, lambda: state.durable_pos, SPAN_COLUMNS)
     host, _, port = web.endpoint.rpartition(":")
-    app = create_app(lake, privacy, receivers, live_spans=spans, mcp_hosts=web.mcp_hosts)  # type: ignore[arg-type]
+    app = create_app(lake, privacy, receivers, live_spans=spans, mcp_hosts=web.mcp_hosts,  # type: ignore[arg-type]
+                     keys=keys)
     uvicorn.run(app, host=host, port=int(port), log_level="warning", **WEBSOCKET)

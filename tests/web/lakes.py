@@ -23,12 +23,13 @@ def runs_in(root: Path) -> int:
 
 
 @contextmanager
-def collector(tmp: Path) -> Iterator[tuple[str, Path]]:
-    """A running collector on free ports: ``(its OTLP/HTTP URL, the lake it writes)``."""
+def collector(tmp: Path, **overrides: Any) -> Iterator[tuple[str, Path]]:
+    """A running collector on free ports (``overrides``: of its config, e.g. ``auth``):
+    ``(its OTLP/HTTP URL, the lake it writes)``."""
     from collector.runtime import Collector
     from otelbench.testing.collector import collector_config
 
-    running = Collector(collector_config(tmp)).start()
+    running = Collector(collector_config(tmp, **overrides)).start()
     try:
         yield f"http://127.0.0.1:{running.http_port}", Path(running.config.exporters.parquet.path)
     finally:
