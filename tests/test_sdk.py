@@ -21,7 +21,7 @@ import pytest
 
 import otelbench.sdk as sdk
 from otelbench.testing.serve import ROOT, free_port
-from otelbench.testing.wait import wait_for
+from otelbench.testing.wait import run_async, wait_for
 from storage.duckdb import open_lake
 
 
@@ -123,7 +123,7 @@ def test_async_tasks_and_threads_each_get_their_own_run_with_their_own_children(
     async def many() -> None:
         await asyncio.gather(*(one(i) for i in range(6)))
 
-    asyncio.run(many())
+    run_async(many)
 
     @agent.task("threaded")
     def work(i: int) -> str:

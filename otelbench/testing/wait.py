@@ -10,7 +10,7 @@ how fast the product must be: keep it generous (performance is measured in bench
 from __future__ import annotations
 
 import time
-from typing import Callable, TypeVar
+from typing import Any, Callable, TypeVar
 
 T = TypeVar("T")
 
@@ -29,3 +29,13 @@ def wait_for(condition: Callable[[], T], *, timeout_s: float = DEFAULT_TIMEOUT_S
             raise TimeoutError(f"still not true after {timeout_s} s: {what or condition}")
         time.sleep(POLL_S)
     return value
+
+
+def run_async(make: Any) -> Any:
+    """``asyncio.run(make())`` in a thread of its own: a test may run while another test's
+    fixture keeps an event loop running in the main thread (Playwright's sync API does)."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(lambda: asyncio.run(make())).result()

@@ -6,7 +6,6 @@ against a scripted OpenAI-compatible server). Answers must equal the web's JSON 
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 import subprocess
@@ -20,6 +19,7 @@ from starlette.testclient import TestClient
 
 from otelbench.testing.agent_runs import Run
 from otelbench.testing.failures import CORE, as_agent_runs, planted_failures
+from otelbench.testing.wait import run_async
 from otelbench.testing.serve import ROOT, serve_web
 from processors.config import Privacy
 from tests.web.lakes import collector, judge_and_cluster, rows, send
@@ -81,7 +81,7 @@ def call(target: Any, tool: str, args: dict[str, Any] | None = None) -> Any:
         async with Client(target) as client:
             return await client.call_tool(tool, args or {})
 
-    return asyncio.run(go())
+    return run_async(go)
 
 
 def answer(target: Any, tool: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -110,7 +110,7 @@ def test_the_tools_say_what_they_do_and_are_read_only(server: Any) -> None:
         async with Client(server) as client:
             return (await client.list_tools()).tools, client.instructions
 
-    tools, instructions = asyncio.run(go())
+    tools, instructions = run_async(go)
     assert {t.name for t in tools} == TOOLS and "self-reported telemetry" in instructions
     for t in tools:
         assert len(t.description) > 60 and t.input_schema["type"] == "object", t.name
