@@ -112,6 +112,22 @@ class Keyring:
                             f"{', '.join(sorted(found.scopes))}")
         return found
 
+    def lookup(self, key: str | None, scope: str) -> tuple[Entry | None, str]:
+        """``find`` without raising, for a reader outside the receiver (web/access.py):
+        (the entry, "") or (None, why it cannot be used)."""
+        try:
+            return self.find(key, scope), ""
+        except (Unauthenticated, Forbidden) as exc:
+            return None, str(exc)
+
+    def still_usable(self, e: Entry, scope: str) -> str:
+        """"" when ``e`` may be used for ``scope`` now; else why not (``usable`` without raising)."""
+        try:
+            self.usable(e, scope)
+            return ""
+        except (Unauthenticated, Forbidden) as exc:
+            return str(exc)
+
     def admit(self, e: Entry) -> None:
         """Count a request against ``requests_per_minute``; QuotaExceeded when over."""
         now = self._clock()

@@ -50,13 +50,15 @@ def granted(base: Privacy, grants: Sequence[Any]) -> Privacy:
 
 
 class Access:
-    """The base privacy and the configured keys; ``privacy_of`` a request's headers."""
+    """The base privacy and the configured keys; ``privacy_of`` a request's headers.
 
-    def __init__(self, privacy: Privacy, keys: Sequence[Any] = (), clock: Any = time.time) -> None:
-        from collector.keys import Keyring
+    ``keys``: the collector's ``Keyring`` (collector/keys.py), handed in by whoever starts
+    the web (``otelbench web``, ``serve``, ``mcp``), so the web never imports the collector;
+    None: no keys, everyone reads public data."""
 
+    def __init__(self, privacy: Privacy, keys: Any = None, clock: Any = time.time) -> None:
         self.public = privacy
-        self.keys = Keyring(keys, clock=clock)
+        self.keys = keys
         self._clock = clock
 
     def privacy_of(self, headers: Mapping[str, str], params: Mapping[str, str] | None = None,
@@ -71,12 +73,12 @@ class Access:
         return self.public
 
     def _entry(self, key: str) -> Any:
-        from collector.errors import ReceiverError
-
-        try:
-            return self.keys.find(key, "read")
-        except ReceiverError as exc:
-            raise Denied(str(exc).replace("ingest key", "key")) from None
+        if self.keys is None:
+            raise Denied("this web has no keys: it shows public data to everyone (send no key)")
+        entry, why = self.keys.lookup(key, "read")
+        if entry is None:
+            raise Denied(why.replace("ingest key", "key"))
+        return entry
 
     def sign(self, key: str, name: str, ttl_s: int) -> dict[str, str]:
         """The query parameters of a link to ``name``'s embed or badge that a browser without
@@ -88,19 +90,17 @@ class Access:
     def verify(self, name: str, params: Mapping[str, str]) -> Any:
         """The key entry a signed link was made with, if it verifies for ``name`` and has not
         expired; else Denied."""
-        from collector.errors import ReceiverError
-
-        entry = self.keys.by_fingerprint(params.get("kid", ""))
+        entry = self.keys.by_fingerprint(params.get("kid", "")) if self.keys is not None else None
         exp = params.get("exp", "")
         if entry is None or not exp.isdigit() or not hmac.compare_digest(_mac(entry.digest, name, exp),
                                                                          params.get("sig", "")):
             raise Denied("this signed link does not verify (made for another agent, or changed)")
         if int(exp) <= self._clock():
             raise Denied("this signed link has expired: ask for a new one")
-        try:
-            return self.keys.usable(entry, "read")
-        except ReceiverError as exc:
-            raise Denied(f"the key this link was made with cannot read now: {exc}") from None
+        why = self.keys.still_usable(entry, "read")
+        if why:
+            raise Denied(f"the key this link was made with cannot read now: {why}")
+        return entry
 
 
 def _mac(secret: str, name: str, exp: str) -> str:

@@ -50,18 +50,18 @@ KEPT_BODIES = 64  # home and leaderboard bodies kept per rollup version (≈ 80 
 def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers: Receivers | None = None, *,
                refresh_s: float = 2.0, figures_every_s: float = Site.FIGURES_EVERY_S,
                live_spans: live.Source | None = None, mcp_hosts: Sequence[str] = (),
-               keys: Sequence[Any] = ()) -> Starlette:
+               keyring: Any = None) -> Starlette:
     """``receivers``: the collector's OTLP endpoints the home page tells SDKs to use (the
     config's, when started with one; else the defaults). ``refresh_s``: how often the
     rollups are checked for new lake files; ``figures_every_s``: the least time between two
     computations of the agents' figures (web.site.Site). ``live_spans``: where the live
     feed reads new spans (``otelbench serve`` hands in the write-ahead log's,
     ``collector.tail``); by default the lake's new files. ``mcp_hosts``: Host headers the
-    MCP endpoint (``/mcp``) accepts besides loopback ones (``web.mcp_hosts``). ``keys``: the
-    configured keys (``receivers.otlp.auth.keys``), whose ``read`` ones see what their grants
-    name beyond public data (web/access.py)."""
+    MCP endpoint (``/mcp``) accepts besides loopback ones (``web.mcp_hosts``). ``keyring``:
+    the configured keys (``collector.keys.Keyring`` of ``receivers.otlp.auth.keys``), whose
+    ``read`` ones see what their grants name beyond public data (web/access.py)."""
     site = Site(lake_root, privacy, refresh_s=refresh_s, figures_every_s=figures_every_s)
-    access = Access(site.privacy, keys)
+    access = Access(site.privacy, keyring)
     receivers = receivers or Receivers()
     share_images = ShareImages()
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(default=True))

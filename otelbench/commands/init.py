@@ -129,12 +129,13 @@ def check(endpoint: str, key: str | None, agent: str, web: str) -> int:
         return 1
     print(f"\ncheck: span sent to {endpoint} (trace {trace_id}); waiting for {web} to show it …", flush=True)
     deadline = time.monotonic() + CHECK_TIMEOUT_S
-    run_url = f"{web.rstrip('/')}/api/runs/{trace_id}"
+    from urllib.parse import quote
+
+    # the run's page answers once the rollups hold it, the agent's once its figures do
+    wanted = [f"{web.rstrip('/')}/api/runs/{trace_id}", f"{web.rstrip('/')}/api/agents/{quote(agent, safe='')}"]
     while time.monotonic() < deadline:
         try:
-            if httpx.get(run_url, timeout=5).status_code == 200:
-                from urllib.parse import quote
-
+            if all(httpx.get(url, timeout=5).status_code == 200 for url in wanted):
                 print(f"check: ok — {web.rstrip('/')}/agents/{quote(agent, safe='')} "
                       f"(the run: {web.rstrip('/')}/runs/{trace_id})")
                 return 0

@@ -7,6 +7,7 @@ import argparse
 import sys
 
 from otelbench.commands import add_lake_args, lake_and_config
+from otelbench.commands.web import keyring_of
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -43,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from web.access import Access, Denied
 
     site = Site(lake, config.privacy if config else Privacy())
-    access = Access(site.privacy, config.keys if config else ())
+    access = Access(site.privacy, keyring_of(config))
     key = args.key or os.environ.get("OTELBENCH_KEY")
     if key:
         try:

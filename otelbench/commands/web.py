@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from otelbench.commands import add_lake_args, lake_and_config
 from web.config import DEFAULT_WEB_ENDPOINT
@@ -41,10 +41,17 @@ def run(args: argparse.Namespace) -> int:
     host, _, port = args.endpoint.rpartition(":")
     app = create_app(lake, config.privacy if config else Privacy(), receivers_of(config) if config else None,
                      mcp_hosts=config.web.mcp_hosts if config and config.web else (),
-                     keys=config.keys if config else ())
+                     keyring=keyring_of(config))
     print(f"otelbench: web UI on http://{host}:{port}", flush=True)
     uvicorn.run(app, host=host, port=int(port), log_level="warning", **WEBSOCKET)
     return 0
+
+
+def keyring_of(config: Config | None) -> Any:
+    """The config's keys as the web checks read keys with (None: no keys, public data only)."""
+    from collector.keys import Keyring
+
+    return Keyring(config.keys) if config is not None and config.keys else None
 
 
 def receivers_of(config: Config, http_port: int | None = None, grpc_port: int | None = None) -> Receivers:
@@ -77,6 +84,7 @@ def child_main(lake: str, privacy: object, web: Web, parent_pid: int, receivers:
     import uvicorn
 
     from collector.flusher import _die_with_parent
+    from collector.keys import Keyring
     from web.app import create_app
 
     _die_with_parent(parent_pid)
@@ -91,5 +99,5 @@ def child_main(lake: str, privacy: object, web: Web, parent_pid: int, receivers:
         spans = WalSpans(wal_dir, lambda: state.durable_pos, SPAN_COLUMNS)
     host, _, port = web.endpoint.rpartition(":")
     app = create_app(lake, privacy, receivers, live_spans=spans, mcp_hosts=web.mcp_hosts,  # type: ignore[arg-type]
-                     keys=keys)
+                     keyring=Keyring(keys) if keys else None)
     uvicorn.run(app, host=host, port=int(port), log_level="warning", **WEBSOCKET)

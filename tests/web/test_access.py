@@ -16,6 +16,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from collector.config import ApiKey
+from collector.keys import Keyring
 from otelbench.testing.agent_runs import Run, send_runs
 from processors.config import Privacy
 from tests.web.lakes import collector, fold, rows, runs_in
@@ -52,7 +53,7 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def client(lake: Path) -> TestClient:
-    return TestClient(create_app(lake, PRIVACY, refresh_s=0, keys=[ApiKey(**k) for k in keys()]))
+    return TestClient(create_app(lake, PRIVACY, refresh_s=0, keyring=Keyring([ApiKey(**k) for k in keys()])))
 
 
 def as_(key: str | None) -> dict[str, str]:
@@ -147,7 +148,7 @@ def test_a_signed_link_shows_one_private_agent_for_a_while(client: TestClient) -
 
 
 def test_mcp_tools_follow_the_same_policy(lake: Path) -> None:
-    app = create_app(lake, PRIVACY, refresh_s=0, keys=[ApiKey(**k) for k in keys()])
+    app = create_app(lake, PRIVACY, refresh_s=0, keyring=Keyring([ApiKey(**k) for k in keys()]))
     with TestClient(app, base_url="http://127.0.0.1") as c:  # its lifespan runs the MCP session manager
         _mcp_policy(lake, c)
 
