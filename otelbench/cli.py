@@ -24,6 +24,7 @@ COMMANDS = (
     "otelbench.commands.web",
     "otelbench.commands.mcp",
     "otelbench.commands.init",
+    "otelbench.commands.suite",
 )
 
 
