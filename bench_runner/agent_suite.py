@@ -10,9 +10,10 @@ The suite's version is its declared version plus a hash of its files' content
 version and the results still never average with the old ones. A typo is an error naming
 the file, the line and the key. docs/suites.md.
 
-Checking here covers the checkers that need nothing else (``check``); ``python`` and
-``judge`` cases are validated when the suite loads and checked by ``otelbench suite run``
-(not built yet).
+Checking here covers the checkers that need nothing but the answer (``check``) and the
+``python`` checker, run in the bench runner's sandbox (``check_python``: its own process,
+rlimits, a timeout, no network where the OS allows); ``judge`` cases are validated when
+the suite loads and scored by the judge when suites run (not built yet).
 """
 
 from __future__ import annotations
@@ -173,7 +174,7 @@ def find(name: str, root: Path = SUITES_DIR) -> AgentSuite:
 
 def check(case: Case, answer: str) -> Verdict:
     """The verdict of the checkers that need nothing but the answer; ValueError for a
-    ``python`` or ``judge`` case (the suite runner checks those)."""
+    ``python`` case (``check_python``) or a ``judge`` one."""
     c = case.check
     visible = strip_reasoning(answer)
     flags = 0 if c.case_sensitive else re.IGNORECASE
@@ -201,7 +202,43 @@ def check(case: Case, answer: str) -> Verdict:
         ok = math.isclose(got, c.numeric, rel_tol=0, abs_tol=c.tolerance)
         return Verdict(ok, f"{got:g} is within {c.tolerance:g} of {c.numeric:g}" if ok else
                        f"{got:g} is not within {c.tolerance:g} of {c.numeric:g}", got)
-    raise ValueError(f"case {case.id}: a {c.kind} checker is run by the suite runner")
+    raise ValueError(f"case {case.id}: a {c.kind} checker needs "
+                     f"{'check_python (the sandbox)' if c.kind == 'python' else 'the judge'}")
+
+
+PYTHON_CHECK_TIMEOUT_S = 10.0
+_HARNESS = """
+import json, runpy
+answer, case = json.loads({answer!r}), json.loads({case!r})
+try:
+    passed, reason = runpy.run_path("solution.py")["check"](answer, case)
+    verdict = {{"passed": bool(passed), "reason": str(reason)[:1000]}}
+except Exception as exc:
+    verdict = {{"passed": False, "reason": f"the checker raised {{type(exc).__name__}}: {{exc}}"[:1000]}}
+with open("verdict.json", "w") as f:
+    json.dump(verdict, f)
+"""
+
+
+def check_python(suite: AgentSuite, case: Case, answer: str, timeout_s: float = PYTHON_CHECK_TIMEOUT_S) -> Verdict:
+    """A ``python`` case's verdict: the suite's checker file (``check(answer, case) ->
+    (passed, reason)``) run in the sandbox on the answer; a checker that raises, hangs or
+    floods fails the case with that as the reason (the answer is the agent's: untrusted)."""
+    import json
+
+    from bench_runner.sandbox import run_python
+
+    if case.check.python is None:
+        raise ValueError(f"case {case.id} has no python checker")
+    code = (suite.folder / case.check.python).read_text()
+    harness = _HARNESS.format(answer=json.dumps(answer), case=json.dumps(case.model_dump(mode="json")))
+    result = run_python(code, harness, timeout_s=timeout_s)
+    if result.ok and result.verdict is not None:
+        return Verdict(bool(result.verdict.get("passed")), str(result.verdict.get("reason", "")))
+    why = ("timed out" if result.timed_out else f"exited with {result.exit_code}" if result.exit_code
+           else f"was killed by signal {result.killed_by_signal}" if result.killed_by_signal else
+           result.verdict_error or "left no verdict")
+    return Verdict(False, f"the checker {why}: {result.stderr_tail[-300:].strip()}".strip().rstrip(":"))
 
 
 def _line_of(node: Any, loc: tuple[Any, ...] | list[Any]) -> int:

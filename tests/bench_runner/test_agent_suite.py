@@ -99,11 +99,12 @@ def test_the_checkers(tmp_path: Path, case_id: str, answer: str, passed: bool) -
     assert verdict.passed is passed and verdict.reason
 
 
-def test_python_and_judge_cases_are_for_the_runner(tmp_path: Path) -> None:
+def test_python_and_judge_cases_need_more_than_the_answer(tmp_path: Path) -> None:
     s = load(suite_at(tmp_path))
-    for case in s.spec.cases[4:]:
-        with pytest.raises(ValueError, match="run by the suite runner"):
-            check(case, "anything")
+    with pytest.raises(ValueError, match="needs the judge"):
+        check(s.spec.cases[4], "anything")
+    with pytest.raises(ValueError, match=r"needs check_python \(the sandbox\)"):
+        check(s.spec.cases[5], "anything")
 
 
 def test_the_command_lists_and_shows(tmp_path: Path) -> None:
@@ -119,3 +120,23 @@ def test_the_command_lists_and_shows(tmp_path: Path) -> None:
     suite_at(tmp_path, SUITE.replace("repeats: 2", "repeets: 2"))
     broken = run("list")
     assert broken.returncode == 2 and "repeets: unknown key" in broken.stderr
+
+
+@pytest.mark.parametrize("checker, answer, passed, says", [
+    ("def check(answer, case):\n    return answer.split() == ['1', '2', '3'], 'sorted'\n", "1 2 3", True, "sorted"),
+    ("def check(answer, case):\n    return answer.split() == ['1', '2', '3'], 'not sorted'\n", '3 "1"\n2', False,
+     "not sorted"),
+    ("def check(answer, case):\n    return case['input'] == 'Sort 3 1 2.', 'saw the case'\n", "x", True, "saw the case"),
+    ("def check(answer, case):\n    raise KeyError('boom')\n", "x", False, "the checker raised KeyError"),
+    ("def check(answer, case):\n    while True: pass\n", "x", False, "the checker timed out"),
+    ("import os\ndef check(answer, case):\n    os._exit(3)\n", "x", False, "the checker exited with 3"),
+])
+def test_a_python_checker_runs_in_the_sandbox(tmp_path: Path, checker: str, answer: str, passed: bool,
+                                               says: str) -> None:
+    from bench_runner.agent_suite import check_python
+
+    folder = suite_at(tmp_path)
+    (folder / "check_sorted.py").write_text(checker)
+    s = load(folder)
+    verdict = check_python(s, s.spec.cases[5], answer, timeout_s=2)
+    assert verdict.passed is passed and says in verdict.reason, verdict
