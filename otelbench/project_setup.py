@@ -126,9 +126,9 @@ def plan(p: Project, *, endpoint: str, key: str | None, agent: str | None, pytho
         plans.append(Plan(packages, _install(p.python_manager or "pip", packages, python), py_env,
                           _PY_SNIPPET, "opentelemetry-instrument python your_agent.py", _py_notes(p)))
     if p.js_libraries:
-        packages = [*JS_BASE, *(pkg for lib in sorted(p.js_libraries) for _, (name, pkgs) in JS_LIBRARIES.items()
-                                if name == lib for pkg in pkgs)]
-        plans.append(Plan(sorted(set(packages), key=packages.index), _install(p.js_manager or "npm", packages, python),
+        by_library = dict(JS_LIBRARIES.values())
+        packages = list(dict.fromkeys([*JS_BASE, *(pkg for lib in sorted(p.js_libraries) for pkg in by_library[lib])]))
+        plans.append(Plan(packages, _install(p.js_manager or "npm", packages, python),
                           env, _js_snippet(p), "node --import ./otel.mjs your-agent.mjs", _js_notes(p)))
     return plans
 

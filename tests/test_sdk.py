@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 import otelbench.sdk as sdk
-from otelbench.testing.serve import ROOT, free_port
+from otelbench.testing.serve import ROOT
 from otelbench.testing.wait import run_async, wait_for
 from storage.duckdb import open_lake
 

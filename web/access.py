@@ -65,7 +65,7 @@ class Access:
                    name: str | None = None) -> Privacy:
         """What a request may see: public without a key, the key's grants with one, a signed
         link's for ``name`` (the agent its path names) when ``params`` carry one."""
-        key = headers.get("x-bench-key") or _bearer(headers.get("authorization", ""))
+        key = key_of(headers)
         if key:
             return granted(self.public, self._entry(key).grants)
         if params is not None and "sig" in params:
@@ -107,7 +107,12 @@ def _mac(secret: str, name: str, exp: str) -> str:
     return hmac.new(secret.encode(), f"{name}\n{exp}".encode(), hashlib.sha256).hexdigest()
 
 
-def _bearer(value: str) -> str | None:
+def key_of(headers: Mapping[str, str]) -> str | None:
+    """The key a request sends: ``X-Bench-Key``, else ``Authorization: Bearer``."""
+    key = headers.get("x-bench-key")
+    if key:
+        return key
+    value = headers.get("authorization", "")
     if value[:7].lower() != "bearer ":
         return None
     return value[7:].strip() or None

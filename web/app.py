@@ -30,7 +30,7 @@ from processors.config import Privacy
 from storage.values import json_value
 from web import models
 from web import live, mcp_server
-from web.access import MAX_LINK_TTL_S, Access, Denied
+from web.access import MAX_LINK_TTL_S, Access, Denied, key_of
 from web.badge import badge, badge_value
 from web.charts import duration
 from web.home import Receivers, overview
@@ -232,7 +232,7 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
     def signed_links(request: Request) -> dict[str, Any]:
         """Links to an agent's embed, badge and share image that work without the key for
         ``ttl`` seconds: for a private agent this read key may see, put in another page."""
-        key = request.headers.get("x-bench-key") or (request.headers.get("authorization", "")[7:].strip() or None)
+        key = key_of(request.headers)
         if not key:
             raise Denied("a read key is needed (X-Bench-Key or Authorization: Bearer) to sign links")
         name = request.path_params["name"]

@@ -314,19 +314,16 @@ class Site:
         """An agent's figures, clusters and (``recent``) latest runs; NotFound for an
         unknown or private agent. Without its runs (a badge, an embed, a comparison) it
         answers from what is kept per rollup version alone, no statement."""
-        from storage.queries import web as q
-
         figures = self.figures("all").get(name)
         if figures is None:
             raise NotFound(f"no agent named {name!r}")
-        found = [dict(figures)]
         recent_runs = self._recent(name, 20, failed_only=False) if recent else []
         clusters = self.agent_clusters(name)["clusters"]
         hidden = self.io_hidden(name)
         if hidden:  # descriptions and terms quote the failures
             for c in clusters:
                 c["description"], c["top_terms"] = None, []
-        return {"agent": found[0], "recent_runs": recent_runs, "clusters": clusters, "io_hidden": hidden}
+        return {"agent": dict(figures), "recent_runs": recent_runs, "clusters": clusters, "io_hidden": hidden}
 
     def recent_failures(self, name: str, limit: int) -> list[dict[str, Any]]:
         """An agent's latest failed runs, newest first; NotFound for an unknown or private agent."""

@@ -10,6 +10,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from otelbench.project_setup import Project
 
 DEFAULT_ENDPOINT = "http://127.0.0.1:4318"
 DEFAULT_WEB = "http://127.0.0.1:8000"
@@ -67,11 +71,10 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
-def _describe(project: object) -> None:
-    p = project  # otelbench.project_setup.Project
-    langs = [name for name, on in (("Python", p.python), ("JavaScript", p.javascript)) if on]  # type: ignore[attr-defined]
-    print(f"project {p.name} in {p.folder}: {', '.join(langs) or 'no Python or JavaScript found'}")  # type: ignore[attr-defined]
-    for lib, where in {**p.libraries, **p.js_libraries}.items():  # type: ignore[attr-defined]
+def _describe(p: Project) -> None:
+    langs = [name for name, on in (("Python", p.python), ("JavaScript", p.javascript)) if on]
+    print(f"project {p.name} in {p.folder}: {', '.join(langs) or 'no Python or JavaScript found'}")
+    for lib, where in {**p.libraries, **p.js_libraries}.items():
         print(f"  {lib}: {', '.join(where[:3])}{' …' if len(where) > 3 else ''}")
 
 
@@ -106,24 +109,17 @@ def check(endpoint: str, key: str | None, agent: str, web: str) -> int:
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
+    from opentelemetry.sdk.trace.export import SpanExportResult
 
     provider = TracerProvider(resource=Resource.create({"service.name": agent}))
-    results: list[SpanExportResult] = []
     exporter = OTLPSpanExporter(endpoint=f"{endpoint.rstrip('/')}/v1/traces", timeout=10,
                                 headers={"X-Bench-Key": key} if key else None)
-
-    class Recorded(SimpleSpanProcessor):
-        def on_end(self, span: object) -> None:
-            results.append(exporter.export([span]))  # type: ignore[list-item]
-
-    provider.add_span_processor(Recorded(exporter))
     with provider.get_tracer("otelbench.init").start_as_current_span(f"invoke_agent {agent}", attributes={
             "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent,
             "gen_ai.input.messages": '[{"role":"user","parts":[{"type":"text","content":"otelbench init --check"}]}]',
     }) as span:
         trace_id = format(span.get_span_context().trace_id, "032x")
-    if results != [SpanExportResult.SUCCESS]:
+    if exporter.export([span]) != SpanExportResult.SUCCESS:  # the ended span, sent now: its answer decides
         print(f"otelbench init --check: the collector at {endpoint} did not take the span (is `otelbench serve` "
               "running? is the key right?)", file=sys.stderr)
         return 1
