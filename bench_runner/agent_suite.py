@@ -13,7 +13,8 @@ the file, the line and the key. docs/suites.md.
 Checking here covers the checkers that need nothing but the answer (``check``) and the
 ``python`` checker, run in the bench runner's sandbox (``check_python``: its own process,
 rlimits, a timeout, no network where the OS allows); ``judge`` cases are validated when
-the suite loads and scored by the judge when suites run (not built yet).
+the suite loads and scored by bench_runner/suite_judge.py when suites run
+(bench_runner/suite_run.py).
 """
 
 from __future__ import annotations

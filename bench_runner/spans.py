@@ -32,7 +32,8 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.trace import INVALID_SPAN_CONTEXT as _INVALID
-from opentelemetry.trace import NonRecordingSpan, Span, SpanContext, Status, StatusCode, Tracer, set_span_in_context
+from opentelemetry.context import Context
+from opentelemetry.trace import Link, NonRecordingSpan, Span, SpanContext, Status, StatusCode, Tracer, set_span_in_context
 
 from collector import DEFAULT_URL
 
@@ -147,6 +148,63 @@ class BenchSpans:
         with self.tracer.start_as_current_span(f"test {result.test}", context=parent, attributes=attrs):
             pass
 
+    # -- agent suites (bench_runner/suite_run.py) -------------------------------------
+    # A suite run is a root span of its own (bench.kind=suite_run); each case × repeat is
+    # the root of its own trace (bench.kind=suite_case), linked to the run, and the parent
+    # of whatever spans the agent sends with the TRACEPARENT it was given. Nothing here is
+    # a gen_ai span: the lake files the traces under the bench runner's service, apart
+    # from agents' telemetry (storage/queries/suites.py reads them back).
+    @contextmanager
+    def suite_run(self, suite: Any, run_id: str, command: str, agent: str | None,
+                  settings: Mapping[str, Any]) -> Iterator[Span]:
+        if self.tracer is None:
+            yield NonRecordingSpan(_INVALID)
+            return
+        attrs = {"bench.kind": "suite_run", **_suite_attrs(suite, run_id, command, agent),
+                 **_bench_attrs({f"suite.{k}": v for k, v in settings.items()})}
+        with self.tracer.start_as_current_span(f"suite {suite.spec.name}", context=Context(), attributes=attrs) as span:
+            yield span
+
+    @contextmanager
+    def suite_case(self, suite: Any, run_id: str, case: Any, repeat: int, command: str, agent: str | None,
+                   run: SpanContext | None) -> Iterator[Span]:
+        if self.tracer is None:
+            yield NonRecordingSpan(_INVALID)
+            return
+        from bench_runner.suite_run import case_input_text
+
+        attrs = {"bench.kind": "suite_case", **_suite_attrs(suite, run_id, command, agent),
+                 "bench.case.id": case.id, "bench.case.repeat": repeat, "bench.case.checker": case.check.kind,
+                 "bench.case.input": case_input_text(case)[:REPLY_CHARS]}
+        links = [Link(run)] if run is not None and run.is_valid else []
+        span = self.tracer.start_span(f"case {case.id}", context=Context(), attributes=attrs, links=links)
+        try:
+            yield span
+        finally:
+            span.end()
+
+    def record_suite_case(self, span: Span, trial: Any) -> None:
+        """A case's evidence and verdict on its span; a fail or error makes its status ERROR."""
+        if not span.is_recording():
+            return
+        span.set_attributes({
+            "bench.case.verdict": trial.verdict, "bench.case.reason": trial.reason[:REASON_CHARS],
+            "bench.case.output": trial.answer[:REPLY_CHARS], "bench.case.stdout_bytes": trial.stdout_bytes,
+            "bench.case.stderr": trial.stderr_tail[-REASON_CHARS * 4:], "bench.case.timed_out": trial.timed_out,
+            "bench.case.flooded": trial.flooded,
+        })
+        if trial.exit_code is not None:
+            span.set_attribute("bench.case.exit_code", trial.exit_code)
+        if trial.verdict != "pass":
+            span.set_status(Status(StatusCode.ERROR, trial.reason[:REASON_CHARS]))
+
+    def record_suite_summary(self, span: Span, trials: Sequence[Any]) -> None:
+        if not span.is_recording():
+            return
+        from bench_runner.suite_run import summary
+
+        span.set_attributes(_bench_attrs({f"suite.{k}": v for k, v in summary(list(trials)).items()}))
+
     def shutdown(self) -> dict[str, int]:
         """Flush and stop; returns exported/failed counts (for the report)."""
         if self._provider is None or self._exporter is None:
@@ -212,6 +270,14 @@ def _bench_attrs(values: Mapping[str, Any]) -> dict[str, Any]:
         elif isinstance(value, (bool, int, float, str)):
             out[f"bench.{key}"] = value
     return out
+
+
+def _suite_attrs(suite: Any, run_id: str, command: str, agent: str | None) -> dict[str, Any]:
+    attrs = {"bench.suite": suite.spec.name, "bench.suite.version": suite.version, "bench.suite.run_id": run_id,
+             "bench.agent.command": command[:REASON_CHARS]}
+    if agent:
+        attrs["bench.agent.name"] = agent
+    return attrs
 
 
 def _server_attrs(base_url: str) -> dict[str, Any]:

@@ -80,6 +80,18 @@ def t_critical_95(df: int) -> float:
     return t_hi + (t_lo - t_hi) * (1.0 / df - x_hi) / (x_lo - x_hi)
 
 
+def wilson_95(passed: int, total: int) -> tuple[float | None, float | None]:
+    """The Wilson score 95 % interval of a pass rate (passed of total independent trials);
+    (None, None) for no trials. Unlike the normal approximation it stays inside [0, 1] and
+    is not zero-width at 0 or 100 %. storage/queries/suites.py computes the same in SQL."""
+    if total <= 0:
+        return None, None
+    z, p = Z_975, passed / total
+    centre = (p + z * z / (2 * total)) / (1 + z * z / total)
+    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / (1 + z * z / total)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
 def percentile(values: Sequence[float], q: float) -> float:
     """The q-quantile (0 ≤ q ≤ 1) with linear interpolation; p90 of 1..10 is 9.1."""
     if not values:

@@ -1,10 +1,9 @@
 """Sample agent telemetry for the demo, emitted through the real OTel SDK.
 
-Three simulated agents, each instrumented in a different generation of the
-GenAI conventions (current OTel GenAI, the deprecated pre-1.37 names,
+Three simulated agents (named ``sample-*``: sample data, labelled as such where shown),
+each instrumented in a different generation of the GenAI conventions (current OTel GenAI, the deprecated pre-1.37 names,
 OpenInference, OpenLLMetry), so the demo shows them normalized into one schema.
-Plus, when the embedded model is installed, a real agent run against SmolLM2
-instrumented by ``opentelemetry-instrumentation-openai-v2``.
+The demo's real agents are otelbench/tool_agent.py and otelbench/research_agent.py.
 """
 
 from __future__ import annotations
@@ -52,8 +51,8 @@ def _messages(role: str, text: str) -> str:
 def run_current_semconv(tracer: Tracer, clock: Clock, task: str) -> None:
     """A 'triage' agent using the current GenAI names (gen_ai.provider.name, input/output messages)."""
     rng = clock.rng
-    with clock.span(tracer, "invoke_agent triage", {
-        "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "triage",
+    with clock.span(tracer, "invoke_agent sample-triage", {
+        "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "sample-triage",
         "gen_ai.provider.name": "openai", "gen_ai.input.messages": _messages("user", task),
     }) as root:
         for step in range(rng.randint(1, 3)):
@@ -80,8 +79,8 @@ def run_current_semconv(tracer: Tracer, clock: Clock, task: str) -> None:
 def run_deprecated_semconv(tracer: Tracer, clock: Clock, task: str) -> None:
     """A 'coder' agent on the pre-1.37 names (gen_ai.system, prompt/completion tokens, reported cost)."""
     rng = clock.rng
-    with clock.span(tracer, "invoke_agent coder", {
-        "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "coder", "gen_ai.system": "anthropic",
+    with clock.span(tracer, "invoke_agent sample-coder", {
+        "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "sample-coder", "gen_ai.system": "anthropic",
     }) as root:
         for _ in range(rng.randint(1, 2)):
             inp, out = rng.randint(800, 4000), rng.randint(100, 900)
@@ -103,8 +102,8 @@ def run_deprecated_semconv(tracer: Tracer, clock: Clock, task: str) -> None:
 def run_openinference(tracer: Tracer, clock: Clock, task: str) -> None:
     """A 'researcher' agent instrumented the OpenInference way (Arize Phoenix)."""
     rng = clock.rng
-    with clock.span(tracer, "researcher", {
-        "openinference.span.kind": "AGENT", "agent.name": "researcher", "input.value": task,
+    with clock.span(tracer, "sample-researcher", {
+        "openinference.span.kind": "AGENT", "agent.name": "sample-researcher", "input.value": task,
     }) as root:
         with clock.span(tracer, "retrieve", {"openinference.span.kind": "RETRIEVER"}, ms=(30, 300)):
             pass
@@ -131,26 +130,20 @@ def simulate(tracer: Tracer, runs: int, seed: int = 7) -> int:
     return runs
 
 
-def run_real_agent(tracer: Tracer, base_url: str, model: str, tasks: list[str]) -> list[dict[str, Any]]:
-    """A tiny real agent: SmolLM2 answers each task; openai-v2 instruments the calls.
+def providers(endpoint: str, service: str) -> tuple[Any, Any]:
+    """A tracer and a logger provider exporting over OTLP/HTTP to ``endpoint`` (batched)."""
+    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-    The caller must have instrumented the ``openai`` package already.
-    """
-    from openai import OpenAI
+    resource = Resource.create({"service.name": service})
+    tracer_provider = TracerProvider(resource=resource)
+    tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=f"{endpoint}/v1/traces")))
+    logger_provider = LoggerProvider(resource=resource)
+    logger_provider.add_log_record_processor(BatchLogRecordProcessor(OTLPLogExporter(endpoint=f"{endpoint}/v1/logs")))
+    return tracer_provider, logger_provider
 
-    client = OpenAI(base_url=base_url, api_key="local")
-    results = []
-    for task in tasks:
-        with tracer.start_as_current_span("invoke_agent local-helper", attributes={
-            "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "local-helper",
-            "gen_ai.input.messages": _messages("user", task),
-        }) as root:
-            reply = client.chat.completions.create(
-                model=model, max_tokens=48, temperature=0,
-                messages=[{"role": "system", "content": "You are a concise assistant."},
-                          {"role": "user", "content": task}],
-            )
-            answer = reply.choices[0].message.content or ""
-            root.set_attribute("gen_ai.output.messages", _messages("assistant", answer))
-            results.append({"task": task, "answer": answer})
-    return results

@@ -70,6 +70,9 @@ def observe(agent: str, *, endpoint: str | None = None, key: str | None = None, 
     instrumentations' spans nest under the tasks. ``instrument``: turn on the installed
     instrumentations of LLM clients (OpenAI, Anthropic, LangChain, LlamaIndex).
     ``capture_content``: record tasks' inputs and outputs (and ask instrumentations to).
+    A task started outside any span joins the trace of the ``TRACEPARENT`` environment
+    variable when it holds one (W3C Trace Context: what ``otelbench suite run`` gives the
+    agent it runs, so each case's runs land in the case's trace).
     """
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
@@ -86,7 +89,8 @@ def observe(agent: str, *, endpoint: str | None = None, key: str | None = None, 
     if capture_content:
         os.environ.setdefault("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
     found = _instrument(provider) if instrument else []
-    return Agent(agent, provider, counts, capture_content, instrumented=found, owned=ours)
+    return Agent(agent, provider, counts, capture_content, instrumented=found, owned=ours,
+                 parent=_environment_parent())
 
 
 class Agent:
@@ -94,13 +98,14 @@ class Agent:
     ``event``, ``flush``, ``stats``."""
 
     def __init__(self, name: str, provider: Any, counts: _Counts, capture_content: bool, *,
-                 instrumented: Sequence[str] = (), owned: bool = False) -> None:
+                 instrumented: Sequence[str] = (), owned: bool = False, parent: Any = None) -> None:
         self.name = name
         self.provider = provider
         self.instrumented = list(instrumented)
         self._counts = counts
         self._capture = capture_content
         self._tracer = provider.get_tracer("otelbench.sdk")
+        self._parent = parent  # the context a task outside any span starts in (TRACEPARENT's)
         if owned:
             atexit.register(self.flush, EXIT_FLUSH_S)
 
@@ -121,8 +126,9 @@ class Agent:
             if current.is_recording():
                 current.add_event(name, attrs)
             else:
-                with self._tracer.start_as_current_span(f"event {name}", attributes={
-                        "gen_ai.agent.name": self.name, **attrs}):
+                outside = not current.get_span_context().is_valid  # else the application's context
+                with self._tracer.start_as_current_span(f"event {name}", context=self._parent if outside else None,
+                                                        attributes={"gen_ai.agent.name": self.name, **attrs}):
                     pass
 
     def flush(self, timeout_s: float = 10.0) -> bool:
@@ -178,7 +184,9 @@ class _Task:
                      "otelbench.task": self._name, **_attributes(self._attributes)}
             if a._capture and self._input is not None:
                 attrs["gen_ai.input.messages"] = _messages("user", self._input)
-            self._span = a._tracer.start_span(f"invoke_agent {a.name}", attributes=attrs)
+            outside = not trace.get_current_span().get_span_context().is_valid
+            self._span = a._tracer.start_span(f"invoke_agent {a.name}", context=a._parent if outside else None,
+                                              attributes=attrs)
             self._token = otel_context.attach(trace.set_span_in_context(self._span))
         return self
 
@@ -360,6 +368,20 @@ def _instrument(provider: Any) -> list[str]:
         except Exception:  # noqa: BLE001 - not installed (or not for this version): skipped
             continue
     return done
+
+
+def _environment_parent() -> Any:
+    """The context of the ``TRACEPARENT`` (and ``TRACESTATE``) environment variables, None
+    when unset or not a valid W3C traceparent."""
+    carrier = {k.lower(): os.environ[k] for k in ("TRACEPARENT", "TRACESTATE") if os.environ.get(k)}
+    if "traceparent" not in carrier:
+        return None
+    with _quiet("TRACEPARENT"):
+        from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+        found = TraceContextTextMapPropagator().extract(carrier)
+        return found if trace.get_current_span(found).get_span_context().is_valid else None
+    return None
 
 
 def _messages(role: str, value: Any) -> str:

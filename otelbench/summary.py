@@ -14,9 +14,17 @@ SECTIONS = (
     ("LLM calls by model", reports.SUMMARY_BY_MODEL),
     ("Tool calls by tool", reports.SUMMARY_BY_TOOL),
 )
+# otelbench demo: what each part made of the runs (empty sections are left out)
+DEMO_SECTIONS = (
+    ("Leaderboard: agents (telemetry; sample-* agents are simulated sample data)", reports.DEMO_LEADERBOARD),
+    ("Models: otelbench bench --quick (benchmark evidence)", reports.DEMO_MODELS),
+    ("Agent suites (benchmark evidence: fixed tasks, not telemetry)", reports.DEMO_SUITES),
+    ("Failure clusters (largest three per agent)", reports.DEMO_CLUSTERS),
+)
 
 
-_TEXT_COLUMNS = ("agent", "model", "provider", "tool", "cost_source")
+_TEXT_COLUMNS = ("agent", "model", "provider", "tool", "cost_source", "suite_version", "description",
+                 "quantization", "confidence", "95% CI")
 
 
 def _model(value: object) -> str:
@@ -27,6 +35,8 @@ def _model(value: object) -> str:
 def _fmt(value: object) -> str:
     if value is None:
         return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, float):
         return f"{value:,.4f}" if abs(value) < 1 else f"{value:,.1f}"
     if isinstance(value, int):
@@ -34,12 +44,15 @@ def _fmt(value: object) -> str:
     return str(value)
 
 
-def print_summary(lake: str, console: Console) -> None:
+def print_summary(lake: str, console: Console, sections: tuple[tuple[str, str], ...] = SECTIONS,
+                  *, skip_empty: bool = False) -> None:
     gateway = open_lake(lake)
     if not console.is_terminal:  # piped (CI logs, files): no width to respect, print tables whole
         console = Console(file=console.file, width=100_000, highlight=False, soft_wrap=False)
-    for title, sql in SECTIONS:
+    for title, sql in sections:
         result = gateway.query(sql)
+        if skip_empty and not result.rows:
+            continue
         model = result.columns.index("model") if "model" in result.columns else -1
         rows = [[_model(v) if i == model else _fmt(v) for i, v in enumerate(row)] for row in result.rows]
         table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,

@@ -264,6 +264,38 @@ def test_observe_makes_a_provider_from_the_environment_and_flushes_at_exit(colle
     assert sql(lake, "SELECT service_name FROM spans") == [("exiting",)]
 
 
+JOINING = """
+import otelbench.sdk
+agent = otelbench.sdk.observe(agent="joining")  # TRACEPARENT from the environment, as `otelbench suite run` sets it
+with agent.task("case", input="q"):
+    with agent.task("step"):
+        pass
+agent.event("outside")
+with agent.provider.get_tracer("app").start_as_current_span("the application's own"):
+    with agent.task("inside"):
+        pass
+"""
+
+
+def test_tasks_outside_any_span_join_the_traceparent_of_the_environment(collector) -> None:
+    trace_id, parent = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+    env = {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint_of(collector), "TRACEPARENT": f"00-{trace_id}-{parent}-01",
+           "PATH": "/usr/bin:/bin", "HOME": "/tmp"}
+    done = subprocess.run([sys.executable, "-c", JOINING], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    lake = lake_of(collector)
+    wait_for(lambda: len(sql(lake, "SELECT 1 FROM spans")) == 5, what="five spans")
+    task = "coalesce(attributes->>'$.\"otelbench.task\"', name)"  # a task's own name, else the span's
+    spans = {name: ids for name, *ids in sql(lake, f"SELECT {task}, trace_id, span_id, parent_span_id FROM spans")}
+    assert spans["case"][0] == trace_id and spans["case"][2] == parent  # the task outside any span
+    assert spans["step"][0] == trace_id and spans["step"][2] == spans["case"][1]  # a task inside it, as ever
+    assert spans["event outside"][0] == trace_id and spans["event outside"][2] == parent
+    # inside the application's own span, the application's trace wins
+    assert spans["inside"][0] == spans["the application's own"][0] != trace_id
+    assert spans["inside"][2] == spans["the application's own"][1]
+
+
 @pytest.mark.model
 def test_a_real_agent_loop_against_the_embedded_model(llama_server, collector) -> None:
     done = subprocess.run([sys.executable, "-m", "otelbench.testing.sdk_agent", "--base-url", llama_server.base_url,

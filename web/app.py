@@ -201,7 +201,8 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
         return page("benchmarks.html", data=benchmarks_data(request))
 
     def benchmark_page(request: Request) -> Response:
-        return page("benchmark.html", data=benchmark_data(request))
+        data = benchmark_data(request)
+        return page("agent_suite.html" if data["kind"] == "agent" else "benchmark.html", data=data)
 
     def embed(request: Request) -> Response:
         size = choice(request.query_params, "size", EMBED_SIZES, "md")

@@ -31,8 +31,10 @@ RECENT = 10  # runs and failures in get_agent
 INSTRUCTIONS = """otelbench measures AI agents and local models. Agents' figures (runs, success rate, \
 judge score, cost, latency, failure clusters) are self-reported telemetry: what the agents' \
 OpenTelemetry spans said. Models' figures (tokens/s, time to first token, ability and agent \
-fitness tests) are benchmark evidence: what otelbench's bench runner measured. Start with \
-search_agents or list_benchmarks; names are exact for get_agent, get_model and compare."""
+fitness tests) are benchmark evidence: what otelbench's bench runner measured. So are agent \
+suites' results (pass rate with its 95% interval on fixed tasks, per suite version: never \
+compare or average two versions). Start with search_agents or list_benchmarks; names are \
+exact for get_agent, get_model and compare."""
 
 Sort = Literal["runs", "success", "score", "cost", "latency"]
 Window = Literal["24h", "7d", "30d", "all"]
@@ -119,8 +121,10 @@ def build(site: Site, base_url: str | None = None, access: Access | None = None,
 
     @tool
     def list_benchmarks(ctx: Context = None) -> dict[str, Any]:
-        """The benchmark suites and their versions, with each model's results: what the
-        bench runner measured (benchmark evidence, never mixed with telemetry)."""
+        """The benchmark suites and their versions, with each model's results, and the
+        agent suites (``agent_suites``): per suite version, each agent's latest complete
+        run — pass rate with its Wilson 95% interval, trials, cost, latency. What the bench
+        runner measured on fixed tasks (benchmark evidence, never mixed with telemetry)."""
         return models.benchmarks(seen(ctx))
 
     @tool

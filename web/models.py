@@ -4,7 +4,8 @@ figure comes from the statements of ``storage/queries/web_models.py`` through
 ``Site.rows`` (privacy is applied there); this module only picks, ranks and pairs rows.
 
 Benchmark evidence (what ``otelbench bench`` measured) is labelled as such and never
-mixed with the agents' self-reported telemetry (``web.site``) in one number.
+mixed with the agents' self-reported telemetry (``web.site``) in one number. The agent
+suites (``otelbench suite run``) on the same pages are ``web.suites``'.
 """
 
 from __future__ import annotations
@@ -126,16 +127,22 @@ def _suites(site: Site) -> list[dict[str, Any]]:
 
 
 def benchmarks(site: Site) -> dict[str, Any]:
-    return {"evidence": EVIDENCE, "suites": _suites(site)}
+    """The models' suites, and the agents' (``agent_suites``: web/suites.py)."""
+    from web import suites
+
+    return {"evidence": EVIDENCE, "suites": _suites(site), "agent_suites": suites.listing(site)}
 
 
 def benchmark(site: Site, suite: str) -> dict[str, Any]:
-    """One suite version; an ability suite also with its tests × models verdicts."""
+    """One suite version; an ability suite also with its tests × models verdicts. Else an
+    agent suite of that name or version (web/suites.py)."""
     from storage.queries import web_models as q
 
     found = [s for s in _suites(site) if s["suite"] == suite]
     if not found:
-        raise NotFound(f"no benchmark suite named {suite!r}")
+        from web import suites
+
+        return suites.page(site, suite)
     data = {"evidence": EVIDENCE, **found[0], "tests": []}
     if data["kind"] == "ability":
         model_of = {m["trace_id"]: m["model"] for m in data["models"]}

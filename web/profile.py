@@ -5,7 +5,8 @@ its JSON twin; the page draws it with ``web.charts``.
 
 Everything here answers through ``Site`` (its privacy rules, its one gateway) from the
 statements of ``storage/queries/web.py``; nothing quotes a run's input or output, so a
-``hide_io`` agent's profile adds nothing to hide.
+``hide_io`` agent's profile adds nothing to hide. Its "Benchmark evidence" (the agent's
+suite results, ``web.suites``: figures only) is kept apart from its telemetry.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from web import series
+from web import series, suites
 from web.cost import agent_cost, source_label
 from web.site import BADGE_METRICS, NotFound, Site
 
@@ -44,6 +45,8 @@ def _profile(site: Site, name: str, base_url: str) -> dict[str, Any]:
         "over_time": {"unit": unit, "periods": [vars(p).copy() for p in periods]},
         "cost": agent_cost(found["cost"], figures["runs"], figures["costed"]),
         "share": share_links(base_url, name),
+        # apart from the telemetry above: what the agent did on fixed tasks (web/suites.py)
+        "benchmarks": suites.for_agent(site, name),
     }
 
 

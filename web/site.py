@@ -205,12 +205,14 @@ class Site:
         return self.per_version("clusters", lambda now: every_agent.clusters(self.arrow))["value"]
 
     def warm(self) -> None:
-        """Compute what every page shares (figures of each window, series, clusters) for
-        the current rollup version, so that requests find it ready."""
+        """Compute what every page shares (figures of each window, series, clusters, the
+        agent suites' runs) for the current rollup version, so that requests find it ready."""
         for window in ("7d", "all", *WINDOWS):  # the leaderboard's default and the profiles' first
             self.figures(window)
         self._series()
         self._clusters()
+        from web import suites
+        suites.runs(self)  # the agent suites' runs (benchmark evidence), read once per version
 
     def gateway(self) -> Any:
         from storage.duckdb import open_lake

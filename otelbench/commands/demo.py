@@ -1,40 +1,113 @@
-"""``otelbench demo``: the main job on the embedded default, end to end.
+"""``otelbench demo``: every part of otelbench working together on the embedded default.
 
-Starts the collector (OTLP/HTTP + gRPC → write-ahead log → Parquet lake),
-sends sample agent runs through the real OTel SDK exporters in three attribute
-conventions, runs a real agent against the embedded SmolLM2 model (llama.cpp
-server, instrumented by opentelemetry-instrumentation-openai-v2), stops the
-collector gracefully and prints a SQL summary of the lake.
+1. **serve** — the collector (OTLP/HTTP + gRPC → write-ahead log → Parquet lake) and the
+   web UI, as ``otelbench serve`` runs them;
+2. **model** — the embedded SmolLM2-135M on llama.cpp (``--two-models``: Qwen2.5-Coder-0.5B
+   too, from ``otelbench model fetch``);
+3. **bench** — ``otelbench bench --quick`` of it; its results arrive as spans;
+4. **agents** — sample runs (simulated, agents named ``sample-*``), the ``ops-helper``
+   tool-using agent on ~30 tasks against the model (the official OpenAI instrumentation plus
+   ``invoke_agent`` / ``execute_tool`` spans; some fail for real reasons), and the
+   ``grounded-research-v1`` suite run with the research agent;
+5. **judge + clusters** — ``otelbench process`` once, the running model judging;
+6. **report** — the leaderboard, the pages to open, an SQL query; then it keeps serving
+   (the processors on their schedule) until Ctrl-C, which stops everything it started.
+
+``--quick`` (CI) does a small version of every step and exits. Running it again reuses the
+lake (what was judged is not judged again).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
+import socket
+import subprocess
 import sys
+import threading
 import time
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import Any, Iterator
 
 from collector import DEFAULT_WAL_DIR
 from storage import DEFAULT_LAKE
 
+STEPS = ("serve", "model", "bench", "agents", "judge + clusters", "report")
+SUITE = "grounded-research"
+SERVE_INTERVAL_S = 300.0  # the processors' schedule while the demo keeps serving
+# --quick's ops-helper tasks: each tool, and each way a run fails for real (otelbench/tool_agent.py)
+QUICK_TASKS = {"calc-product", "conv-distance", "owner-inventory", "status-search", "calc-grouped-sum",
+               "file-secrets", "file-windows-log", "status-gateway"}
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="collector + sample and real agent runs + a SQL summary of the lake")
+    p = sub.add_parser("demo", help="everything at once: serve, bench the embedded model, run agents and a "
+                                    "suite, judge, cluster, then keep serving")
     p.add_argument("--lake", default=DEFAULT_LAKE, help="lake folder (default: %(default)s)")
     p.add_argument("--wal", default=DEFAULT_WAL_DIR, help="write-ahead log folder (default: %(default)s)")
-    p.add_argument("--runs", type=int, default=60, help="simulated agent runs (default: %(default)s)")
-    p.add_argument("--quick", action="store_true", help="short, non-interactive run (CI): few runs, one real call")
-    p.add_argument("--no-model", action="store_true", help="skip the real run against the embedded model")
+    p.add_argument("--runs", type=int, default=60, help="simulated sample runs (default: %(default)s)")
+    p.add_argument("--quick", action="store_true", help="a small version of every step, then exit (CI)")
+    p.add_argument("--no-model", action="store_true", help="skip everything that needs the embedded model")
+    p.add_argument("--two-models", action="store_true", help="bench Qwen2.5-Coder-0.5B too (otelbench model fetch)")
+    p.add_argument("--web-port", type=int, default=8000, help="web UI port, another if taken (default: %(default)s)")
+    p.add_argument("--http-port", type=int, default=4318, help="OTLP/HTTP port, another if taken (default: %(default)s)")
+    p.add_argument("--grpc-port", type=int, default=4317, help="OTLP/gRPC port, another if taken (default: %(default)s)")
     p.set_defaults(func=run)
 
 
-def _config(args: argparse.Namespace):
+class Progress:
+    """Each step as ``[n/6 m:ss] name — what it does and why it takes the time it takes``."""
+
+    def __init__(self, console: Any) -> None:
+        self.console, self.started, self.n = console, time.monotonic(), 0
+
+    def elapsed(self) -> str:
+        s = int(time.monotonic() - self.started)
+        return f"{s // 60}:{s % 60:02d}"
+
+    @contextmanager
+    def step(self, name: str, doing: str) -> Iterator[Any]:
+        self.n = STEPS.index(name) + 1
+        self.console.print(f"\n[bold]\\[{self.n}/{len(STEPS)} {self.elapsed()}] {name}[/bold] — {doing}")
+        began = time.monotonic()
+        with self.console.status(f"{name}…") as status:
+            yield status
+        self.console.print(f"  done in {time.monotonic() - began:.1f} s")
+
+    def skip(self, name: str, why: str) -> None:
+        self.n = STEPS.index(name) + 1
+        self.console.print(f"\n[bold]\\[{self.n}/{len(STEPS)} {self.elapsed()}] {name}[/bold] — skipped: {why}")
+
+    def say(self, text: str) -> None:
+        self.console.print(f"  {text}", highlight=False)
+
+
+def _port(preferred: int) -> int:
+    """``preferred`` when it is free on 127.0.0.1, else one the OS picks."""
+    for port in (preferred, 0):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return s.getsockname()[1]
+    raise OSError("no free port")
+
+
+def _config(args: argparse.Namespace, ports: dict[str, int], judge: dict[str, Any] | None):
     from collector.config import parse_config
 
     return parse_config({
-        "receivers": {"otlp": {"protocols": {"grpc": {"endpoint": "127.0.0.1:0"}, "http": {"endpoint": "127.0.0.1:0"}}}},
+        "receivers": {"otlp": {"protocols": {"grpc": {"endpoint": f"127.0.0.1:{ports['grpc']}"},
+                                             "http": {"endpoint": f"127.0.0.1:{ports['http']}"}}}},
         "exporters": {"parquet": {"path": args.lake, "flush": {"interval_s": 0.5}}},
+        # the demo runs the processors itself (step 5); the schedule starts when it serves on
+        "processors": {"interval_s": 0, "judge": judge or {"enabled": False},
+                       # demo-sized: a few failures per agent make a cluster (default: 5)
+                       "clusters": {"min_cluster_size": 3, "describe": judge is not None}},
+        "web": {"endpoint": f"127.0.0.1:{ports['web']}"},
         "service": {
             "wal": {"dir": args.wal},
             "telemetry": {"log_level": "warning"},
@@ -43,89 +116,202 @@ def _config(args: argparse.Namespace):
     }, where="demo")
 
 
-def _providers(endpoint: str, service: str):
-    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-    from opentelemetry.sdk._logs import LoggerProvider
-    from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
-    from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+def _wait_web(url: str, timeout_s: float = 60.0) -> bool:
+    import httpx
 
-    resource = Resource.create({"service.name": service})
-    tracer_provider = TracerProvider(resource=resource)
-    tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=f"{endpoint}/v1/traces")))
-    logger_provider = LoggerProvider(resource=resource)
-    logger_provider.add_log_record_processor(BatchLogRecordProcessor(OTLPLogExporter(endpoint=f"{endpoint}/v1/logs")))
-    return tracer_provider, logger_provider
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/api/home", timeout=5).status_code == 200:
+                return True
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.3)
+    return False
 
 
-def _real_agent(endpoint: str, tasks: list[str], console) -> int:
-    """Run the real agent against SmolLM2; returns the number of runs (0 if not installed)."""
-    from bench_runner.llama_server import LlamaServer, find_embedded_model
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
 
+    from otelbench.commands.serve import Services
+
+    console = Console()
+    progress = Progress(console)
+    Path(args.lake).mkdir(parents=True, exist_ok=True)
+    out = Path(args.lake).resolve().parent / "demo-results"
+    ports = {"http": _port(args.http_port), "grpc": _port(args.grpc_port), "web": _port(args.web_port)}
+    otlp, web = f"http://127.0.0.1:{ports['http']}", f"http://127.0.0.1:{ports['web']}"
+    with ExitStack() as stack:
+        with progress.step("serve", "collector and web UI, as `otelbench serve` runs them"):
+            services = Services(_config(args, ports, None)).start(say=progress.say)
+            stack.callback(services.stop)
+            if not _wait_web(web):
+                progress.say("[yellow]the web UI did not answer within 60 s; the rest goes on[/yellow]")
+        with progress.step("model", "the embedded SmolLM2-135M on llama.cpp (seconds: a 100 MB model on CPU)"):
+            server = None if args.no_model else _model_server(args, stack, progress)
+        # the processors (step 5, then the schedule) judge with the running model
+        judge = {"endpoint": server.base_url, "model": server.model_id, "concurrency": 2} if server else None
+        config = _config(args, ports, judge)
+        if server is None:
+            progress.skip("bench", "no embedded model")
+        else:
+            with progress.step("bench", "otelbench bench --quick: speed cases and the core tests "
+                                        "(a minute or two: CPU decoding, one request at a time)"):
+                _bench(server, otlp, out, progress)
+        with progress.step("agents", "sample runs, the ops-helper tool agent and the grounded-research suite "
+                                     "(SmolLM2 answers each in about a second)"):
+            _sample_runs(otlp, 12 if args.quick else args.runs, progress)
+            if server is not None:
+                _tool_agent(server, otlp, args.quick, progress)
+                _suite(server, otlp, out, args.quick, progress)
+            services.collector.wait_flushed(60)
+        with progress.step("judge + clusters", "every new run judged by the running model (~3 s each on "
+                                               "2 cores), then the failures clustered"):
+            _process(config, otlp, progress)
+        with progress.step("report", "what every part made of it"):
+            services.collector.wait_flushed(60)
+        _report(config, console, web, otlp)
+        if args.quick:
+            console.print(f"\n--quick: stopping everything it started ({progress.elapsed()} in all)")
+            return 0
+        _serve_on(config, otlp, console, stack)
+    return 0
+
+
+def _model_server(args: argparse.Namespace, stack: ExitStack, progress: Progress):
+    """The embedded model (and Qwen with --two-models) on one llama.cpp server; None (said)
+    when it is not installed."""
     try:
-        model = find_embedded_model()
         import llama_cpp  # noqa: F401
-    except Exception as exc:  # not installed: say so, don't pretend
-        console.print(f"[yellow]skipping the real agent: {exc}[/yellow]")
-        return 0
+
+        from bench_runner.llama_server import LlamaServer, find_embedded_model
+        from processors.judge import EMBEDDED_SERVER_ARGS
+
+        models: list[Path | str] = [find_embedded_model()]
+    except Exception as exc:  # noqa: BLE001 — not installed: say so, don't pretend
+        progress.say(f"[yellow]no embedded model ({exc}): the steps that need it are skipped[/yellow]")
+        return None
+    if args.two_models:
+        from bench_runner import model_fetch
+
+        try:
+            models.append(model_fetch.fetch(log=progress.say))
+        except Exception as exc:  # noqa: BLE001 — offline or a bad file: one model it is
+            progress.say(f"[yellow]Qwen2.5-Coder-0.5B not available ({exc}); benchmarking SmolLM2 alone[/yellow]")
+    server = stack.enter_context(LlamaServer(models if len(models) > 1 else models[0], extra_args=EMBEDDED_SERVER_ARGS))
+    progress.say(f"serving {', '.join(Path(m).name for m in server.model_ids)} at {server.base_url}")
+    return server
+
+
+def _bench(server: Any, otlp: str, out: Path, progress: Progress) -> None:
+    log = out / "bench.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w") as f:
+        done = subprocess.run([sys.executable, "-m", "otelbench", "bench", *server.model_ids, "--base-url",
+                               server.base_url, "--quick", "--otlp-endpoint", otlp, "--out", str(out / "bench")],
+                              stdout=f, stderr=subprocess.STDOUT, env={**os.environ, "COLUMNS": "120"})
+    progress.say(f"{'benchmarked' if done.returncode == 0 else '[red]bench failed[/red]'} "
+                 f"{len(server.model_ids)} model(s); report in {log}")
+
+
+def _sample_runs(otlp: str, runs: int, progress: Progress) -> None:
+    from otelbench.demo_agents import providers, simulate
+
+    tracer_provider, logger_provider = providers(otlp, "demo-agents")
+    try:
+        simulate(tracer_provider.get_tracer("otelbench.demo"), runs)
+        tracer_provider.force_flush(30_000)
+        logger_provider.force_flush(30_000)
+    finally:
+        tracer_provider.shutdown()
+        logger_provider.shutdown()
+    progress.say(f"sent {runs} simulated sample runs (agents sample-*: current GenAI, deprecated GenAI "
+                 "and OpenInference attributes)")
+
+
+def _tool_agent(server: Any, otlp: str, quick: bool, progress: Progress) -> None:
     os.environ.setdefault("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
     from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
 
-    from otelbench.demo_agents import run_real_agent
+    from otelbench import tool_agent
+    from otelbench.demo_agents import providers
 
-    tracer_provider, logger_provider = _providers(endpoint, "local-agent")
+    tasks = [t for t in tool_agent.TASKS if not quick or t.id in QUICK_TASKS]
+    tracer_provider, logger_provider = providers(otlp, "ops-helper")
     instrumentor = OpenAIInstrumentor()
     instrumentor.instrument(tracer_provider=tracer_provider, logger_provider=logger_provider)
+    counts: dict[str, int] = {}
+
+    def done(outcome: Any) -> None:
+        key = "ok" if outcome.status == "ok" else outcome.error_type or "error"
+        counts[key] = counts.get(key, 0) + 1
+        progress.say(f"{outcome.task_id:<22} {key:<17} {outcome.seconds:4.1f}s  {(outcome.message or outcome.answer)[:60]!r}")
+
     try:
-        with console.status("starting the embedded model (llama.cpp + SmolLM2-135M)…"), LlamaServer(model) as server:
-            results = run_real_agent(tracer_provider.get_tracer("otelbench.demo"), server.base_url, server.model_id, tasks)
+        tool_agent.run_tasks(tracer_provider.get_tracer("otelbench.demo"), server.base_url, server.model_id, tasks,
+                             on_done=done)
     finally:
         instrumentor.uninstrument()
         tracer_provider.force_flush(30_000)
         logger_provider.force_flush(30_000)
         tracer_provider.shutdown()
         logger_provider.shutdown()
-    for r in results:
-        console.print(f"  [bold]{r['task']}[/bold] → {r['answer'][:100]!r}")
-    return len(results)
+    progress.say(f"ops-helper ran {len(tasks)} tasks: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
 
 
-def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
+def _suite(server: Any, otlp: str, out: Path, quick: bool, progress: Progress) -> None:
+    from bench_runner import agent_suite
 
-    from collector.runtime import Collector
-    from otelbench.demo_agents import TASKS, simulate
-    from otelbench.summary import print_summary
+    suite = agent_suite.find(SUITE)
+    extra: list[str] = ["--repeats", "2", "--concurrency", "2"]
+    if quick:  # one case of each checker, once
+        kinds: dict[str, str] = {}
+        for case in suite.spec.cases:
+            kinds.setdefault(case.check.kind, case.id)
+        extra = ["--repeats", "1", "--cases", ",".join(kinds.values())]
+    env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "local",
+           "OTELBENCH_MODEL": server.model_id, "OTEL_EXPORTER_OTLP_ENDPOINT": otlp}
+    done = subprocess.run([sys.executable, "-m", "otelbench", "suite", "run", SUITE, "--agent",
+                           f"{sys.executable} -m otelbench.research_agent", "--judge", server.base_url,
+                           "--otlp-endpoint", otlp, "--out", str(out / "suites"), *extra], env=env)
+    if done.returncode != 0:
+        progress.say(f"[red]the suite run failed (exit {done.returncode})[/red]")
 
-    console = Console()
-    runs = 12 if args.quick else args.runs
-    Path(args.lake).mkdir(parents=True, exist_ok=True)
-    started = time.perf_counter()
-    collector = Collector(_config(args)).start()
-    endpoint = f"http://127.0.0.1:{collector.http_port}"
-    console.print(f"collector: OTLP/HTTP {endpoint}  OTLP/gRPC 127.0.0.1:{collector.grpc_port}  lake {args.lake}")
+
+def _process(config: Any, otlp: str, progress: Progress) -> None:
+    from otelbench.commands.process import endpoint
+    from processors import pipeline
+
     try:
-        tracer_provider, logger_provider = _providers(endpoint, "demo-agents")
-        simulate(tracer_provider.get_tracer("otelbench.demo"), runs)
-        if not (tracer_provider.force_flush(30_000) and logger_provider.force_flush(30_000)):
-            console.print("[red]the SDK could not deliver the sample spans[/red]")
-            return 1
-        tracer_provider.shutdown()
-        logger_provider.shutdown()
-        console.print(f"sent {runs} simulated agent runs (current GenAI, deprecated GenAI and OpenInference attributes)")
-        real = 0 if args.no_model else _real_agent(endpoint, TASKS[:1] if args.quick else TASKS[:3], console)
-        if real:
-            console.print(f"ran {real} real agent run(s) against SmolLM2 (openai-v2 instrumentation)")
-        collector.wait_flushed(60)
-    finally:
-        collector.stop()
-    console.print(f"collector stopped cleanly after {time.perf_counter() - started:.1f}s; everything acknowledged is in Parquet\n")
-    print_summary(args.lake, console)
-    console.print(f"\nAsk your own questions:  otelbench sql --lake {args.lake} \"SELECT agent, count(*) FROM agent_runs GROUP BY 1\"")
-    return 0
+        with endpoint(config.processors, None) as llm:
+            report = pipeline.run(config.processors, config.privacy, config.lake_path, llm=llm,
+                                  telemetry_endpoint=otlp)
+    except pipeline.ProcessorError as exc:
+        progress.say(f"[red]processors: {exc}[/red]")
+        return
+    clusters = sum(report.clusters.values())
+    progress.say(f"judged {report.judged} runs ({report.judge_errors} judge errors); {report.failures} failed or "
+                 f"low-scored runs → {clusters} clusters")
 
 
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(run(argparse.Namespace(lake=DEFAULT_LAKE, wal=DEFAULT_WAL_DIR, runs=60, quick=True, no_model=False)))
+def _report(config: Any, console: Any, web: str, otlp: str) -> None:
+    from otelbench.demo_report import print_report
+
+    print_report(str(config.lake_path), console, web, otlp)
+
+
+def _serve_on(config: Any, otlp: str, console: Any, stack: ExitStack) -> None:
+    """Keep serving, the processors on their schedule, until Ctrl-C or SIGTERM."""
+    from otelbench.commands.process import Scheduler
+
+    scheduled = config.model_copy(update={"processors": config.processors.model_copy(
+        update={"interval_s": SERVE_INTERVAL_S})})
+    scheduler = Scheduler(scheduled, otlp).start()
+    stack.callback(scheduler.stop)
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    console.print(f"\nserving — new runs are judged and clustered every {SERVE_INTERVAL_S:g} s. "
+                  "Ctrl-C stops everything the demo started.")
+    stop.wait()
+    console.print("stopping: web, processors, collector (flushing what was acknowledged), model server")

@@ -2,13 +2,13 @@
 
 - ``tables``: the lake's tables as SQL (paths, literals, one view per table);
 - ``views``: the views over them (calls, tool calls, agent runs, messages) and their DDL;
-- ``bench``: the bench runner's views;
+- ``bench``: the bench runner's views; ``suites``: the agent suites' views;
 - ``compaction``: merging small files without repeats;
 - ``lockdown``: confining a connection to the lake;
-- ``reports``: named queries (the summary, the benchmarks);
+- ``reports``: named queries (the summary, the demo's report, the benchmarks);
 - ``processors``: what the judge and the clustering read;
 - ``rollups``: building and reading the runs rollup (storage/rollups.py);
-- ``web``, ``web_models``, ``live``: what the web UI reads.
+- ``web``, ``web_models``, ``web_suites``, ``live``: what the web UI reads.
 
 Functions only *build* SQL (pure, tested as input → SQL); ``storage.duckdb`` runs it.
 """

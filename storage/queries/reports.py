@@ -42,3 +42,37 @@ SUMMARY_BY_TOOL = """SELECT tool_name AS tool, count(*) AS calls,
        count(*) FILTER (WHERE status = 'error') AS errors,
        round(median(duration_ms), 1) AS "median ms"
 FROM tool_calls GROUP BY ALL ORDER BY calls DESC, tool"""
+
+# --------------------------------------------------------------------------- the demo's report
+# (otelbench demo: what every part of the pipeline made of the runs it just sent)
+DEMO_LEADERBOARD = """SELECT agent, count(*) AS runs,
+       round(100.0 * count(*) FILTER (WHERE status = 'ok') / count(*), 1) AS "ok %",
+       count(eval_score) AS judged, round(avg(eval_score), 2) AS "judge score",
+       round(median(duration_ms) / 1000, 2) AS "median s", round(sum(cost_usd), 4) AS cost_usd
+FROM agent_runs GROUP BY agent ORDER BY "judge score" DESC NULLS LAST, runs DESC, agent"""
+
+DEMO_MODELS = """SELECT model, quantization, round(decode_tps_median, 1) AS "decode tok/s",
+       round(prefill_tps_median, 1) AS "prefill tok/s", round(ttft_ms_median, 1) AS "TTFT ms",
+       round(ability_score, 2) AS ability, confidence
+FROM bench_results
+QUALIFY row_number() OVER (PARTITION BY model ORDER BY start_time DESC) = 1
+ORDER BY model"""
+
+DEMO_SUITES = """SELECT suite_version, agent, round(pass_rate, 2) AS "pass rate",
+       format('{:.2f}–{:.2f}', pass_rate_low, pass_rate_high) AS "95% CI", trials, errors AS unscored,
+       round(latency_p50_ms / 1000, 2) AS "median s", partial
+FROM suite_runs
+QUALIFY row_number() OVER (PARTITION BY suite_version, agent ORDER BY start_time DESC) = 1
+ORDER BY suite_version, agent"""
+
+DEMO_CLUSTERS = """SELECT agent, size AS runs, round(100 * share) AS "% of failures", description
+FROM failure_clusters
+QUALIFY row_number() OVER (PARTITION BY agent ORDER BY size DESC, cluster_id) <= 3
+ORDER BY agent, size DESC"""
+
+DEMO_LINKS = """SELECT
+    (SELECT trace_id FROM agent_runs WHERE agent = $agent ORDER BY start_time DESC LIMIT 1) AS run,
+    (SELECT trace_id FROM agent_runs WHERE agent = $agent AND status = 'error' ORDER BY start_time DESC LIMIT 1)
+        AS failed_run,
+    (SELECT suite FROM suite_runs ORDER BY start_time DESC LIMIT 1) AS suite,
+    (SELECT model FROM bench_results ORDER BY start_time DESC LIMIT 1) AS model"""

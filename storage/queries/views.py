@@ -13,6 +13,7 @@ Views (documented column by column in docs/schema.md):
 - ``llm_calls``, ``tool_calls``: one row per llm / tool span, with its agent resolved.
 - ``agent_runs``: one row per trace that did any llm, agent or tool work.
 - ``bench_results``, ``bench_tests``: ``otelbench bench`` results (storage.queries.bench).
+- ``suite_cases``, ``suite_runs``: ``otelbench suite run`` results (storage.queries.suites).
 
 Cost notes (measured with benchmarks/query.py; duckdb 2.0.1). A call's agent is
 ``spans.resolved_agent``, which the lake fills when it writes and compacts; only rows it
@@ -33,12 +34,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from storage.queries.bench import bench_results_sql, bench_tests_sql
+from storage.queries.suites import suite_cases_sql, suite_runs_sql
 from storage.queries.tables import parents_cte, read_table_sql, view_sql
 from storage.schema import tables
 
 # The views this module defines, beside one per lake table (storage.queries.tables).
 COMPUTED_VIEWS = ("span_messages", "span_agents", "llm_calls", "tool_calls", "agent_runs", "bench_results",
-                  "bench_tests", "key_usage")
+                  "bench_tests", "suite_cases", "suite_runs", "key_usage")
 
 
 # --------------------------------------------------------------------------- messages
@@ -308,6 +310,8 @@ def view_ddl(lake_root: str | Path) -> list[str]:
         AGENT_RUNS_SQL,
         bench_results_sql(),
         bench_tests_sql(),
+        suite_cases_sql(),
+        suite_runs_sql(),
         KEY_USAGE_SQL,
     ]
 

@@ -49,3 +49,12 @@ def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Where tests save screenshots: $OTELBENCH_SCREENSHOTS (scripts/screenshots.sh points it
     at docs/screenshots), else a temporary folder."""
     return Path(os.environ.get(SCREENSHOTS_ENV) or tmp_path_factory.mktemp("screenshots"))
+
+
+@pytest.fixture(scope="session")
+def suite_lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A lake of real agent-suite runs (tests/web/suite_lake.py), shared by the suite pages'
+    tests and the browser's."""
+    from tests.web.suite_lake import suite_lake as write
+
+    return write(tmp_path_factory.mktemp("suites"))

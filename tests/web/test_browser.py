@@ -197,6 +197,49 @@ def test_only_the_embed_may_be_framed_by_another_site(showcase: Server, browse) 
     assert problems and all("frame-ancestors 'none'" in p for p in problems), problems
 
 
+# -- agent suites: benchmark evidence ---------------------------------------------------------------
+
+STANDING_SQL = """SELECT run_id, pass_rate, pass_rate_low, pass_rate_high, trials FROM suite_runs
+WHERE status = 'complete' AND NOT partial
+QUALIFY row_number() OVER (PARTITION BY suite_version, agent ORDER BY start_time DESC) = 1"""
+
+
+@pytest.fixture(scope="module")
+def suites_site(suite_lake: Path) -> Iterator[Server]:
+    """``otelbench web`` (no privacy rules) over real suite runs (tests/web/suite_lake.py)."""
+    with serve_web(suite_lake) as url:
+        yield Server(url, suite_lake)
+
+
+def test_agent_suites_show_what_suite_runs_has_and_answers_stay_text(suites_site: Server, browse,
+                                                                     screenshots: Path) -> None:
+    from tests.web.suite_lake import MARKUP
+
+    page, watch = browse(suites_site.url)
+    _visit(page, "/benchmarks")
+    section = page.locator("#agent-suites")
+    assert "fixed tasks, not production telemetry" in section.inner_text()
+    shown = {r.get_attribute("data-run"): _figures(r) for r in section.locator("tr[data-run]").all()}
+    expected = {run: {"pass_rate": f"{rate * 100:.0f}%", "interval": f"{low * 100:.0f}%–{high * 100:.0f}%",
+                      "trials": str(trials)} for run, rate, low, high, trials in _sql(suites_site.lake, STANDING_SQL)}
+    assert {run: {k: f[k] for k in ("pass_rate", "interval", "trials")} for run, f in shown.items()} == expected
+    screenshot(page, screenshots / "agent-suites.png")
+    assert watch.problems(page) == []
+    section.get_by_role("link", name="chores-v1", exact=False).first.click()  # as a person gets there
+    page.wait_for_url("**/benchmarks/chores-v1*")
+    case = page.locator('table.cases tr[data-case="markup"]').first
+    case.locator("summary").click()
+    assert MARKUP in case.locator(".trial pre").all_inner_texts()  # the agent's answer, as text
+    assert watch.problems(page) == []
+    # with the CSP bypassed, escaping alone keeps the answer's markup from running
+    page, watch = browse(suites_site.url, bypass_csp=True)
+    for path in ("/benchmarks", "/benchmarks/chores", "/agents/alpha"):
+        _visit(page, path)
+        page.locator("details").evaluate_all("ds => ds.forEach(d => d.open = true)")
+        assert watch.problems(page) == [], path
+        assert page.locator("script:not([src='/static/live.js']), img[src='x']").count() == 0, path
+
+
 # -- hostile span content ---------------------------------------------------------------------------
 # Each payload, were it markup, would raise a dialog and change window.__sentinel.
 SCRIPT = "<script>alert('script');window.__sentinel='script'</script>"
