@@ -263,7 +263,7 @@ def _suite(server: Any, otlp: str, out: Path, quick: bool, progress: Progress) -
     from bench_runner import agent_suite
 
     suite = agent_suite.find(SUITE)
-    extra: list[str] = ["--repeats", "2", "--concurrency", "2"]
+    extra: list[str] = ["--concurrency", "2"]  # the suite's own repeats
     if quick:  # one case of each checker, once
         kinds: dict[str, str] = {}
         for case in suite.spec.cases:
