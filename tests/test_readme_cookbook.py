@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from otelbench.testing.agent_runs import Run
+from otelbench.testing.suites import CAPITAL, NAME, YEAR, suite_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 COOKBOOK = ROOT / "docs" / "cookbook.md"
@@ -76,23 +77,8 @@ BENCH = [
     ("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", "Q4_K_M", "qwen2", 16.9, 95.0, 1121.0),
 ]
 
-SUITE_V1 = """name: chores
-version: 1
-description: Small fixed tasks
-repeats: 2
-time_limit_s: 20
-cases:
-  - id: capital
-    input: What is the capital of France?
-    check: {exact: Paris}
-  - id: year
-    input: When did the Berlin wall fall?
-    check: {regex: "\\\\b1989\\\\b"}
-"""
-SUITE_V2 = SUITE_V1.replace("version: 1", "version: 2") + """  - id: name
-    input: What is this tool called?
-    check: {exact: otelbench}
-"""
+SUITE_V1 = suite_yaml("chores", 1, CAPITAL, YEAR)
+SUITE_V2 = suite_yaml("chores", 2, CAPITAL, YEAR, NAME)
 CASES = {"chores-v1": ("capital", "year"), "chores-v2": ("capital", "year", "name")}  # as the files say
 REPEATS = 2
 # each agent's answer per case (a shell command line: the suite runner runs it per case)

@@ -198,7 +198,9 @@ def _model_server(args: argparse.Namespace, stack: ExitStack, progress: Progress
             models.append(model_fetch.fetch(log=progress.say))
         except Exception as exc:  # noqa: BLE001 — offline or a bad file: one model it is
             progress.say(f"[yellow]Qwen2.5-Coder-0.5B not available ({exc}); benchmarking SmolLM2 alone[/yellow]")
-    server = stack.enter_context(LlamaServer(models if len(models) > 1 else models[0], extra_args=EMBEDDED_SERVER_ARGS))
+    # one model: the judge's prompt cache in RAM; several: a config file, which takes no extra args
+    server = stack.enter_context(LlamaServer(models) if len(models) > 1 else
+                                 LlamaServer(models[0], extra_args=EMBEDDED_SERVER_ARGS))
     progress.say(f"serving {', '.join(Path(m).name for m in server.model_ids)} at {server.base_url}")
     return server
 

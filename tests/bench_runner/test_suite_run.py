@@ -19,23 +19,12 @@ import pytest
 from bench_runner.agent_suite import load
 from bench_runner.stats import wilson_95
 from bench_runner.suite_run import MAX_STDOUT_BYTES, Finished, run_agent, score
+from otelbench.testing.suites import CAPITAL, YEAR, suite_yaml
 from storage.duckdb import Gateway, open_lake
 
 ROOT = Path(__file__).resolve().parents[2]
 
-SUITE = """name: tricky
-version: 1
-description: Cases an agent can pass, fail, hang on, crash on, flood
-repeats: 2
-time_limit_s: 3
-cases:
-  - id: capital
-    input: What is the capital of France?
-    check: {exact: Paris}
-  - id: year
-    input: When did the Berlin wall fall?
-    check: {regex: "\\\\b1989\\\\b"}
-  - id: order
+SUITE = suite_yaml("tricky", 1, CAPITAL, YEAR, """  - id: order
     input: {task: "Return the order as JSON", order: 17}
     check:
       json_schema: {type: object, required: [id], properties: {id: {type: integer}}}
@@ -54,7 +43,8 @@ cases:
   - id: sorted
     input: Sort 3 1 2.
     check: {python: check_sorted.py}
-"""
+""", description="Cases an agent can pass, fail, hang on, crash on, flood",
+                   time_limit_s=3)
 
 # The agent: answers from its case id; sends one span of its own under TRACEPARENT
 AGENT = r'''

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from otelbench.testing.agent_runs import Run, send_runs
+from otelbench.testing.suites import CAPITAL, NAME, YEAR, suite_yaml
 from otelbench.testing.wait import wait_for
 from tests.web.lakes import fold, runs_in
 
@@ -25,39 +26,11 @@ HUSHED = "HUSHED-SUITE-ANSWER"
 QUIET_ANSWER, QUIET_STDERR = "QUIET-ANSWER-MARKER", "QUIET-STDERR-MARKER"
 MARKUP = '<script>window.__sentinel = "pwned"</script><img src=x onerror=alert(1)>'
 
-V1 = """name: chores
-version: 1
-description: Small fixed tasks
-repeats: 2
-time_limit_s: 20
-cases:
-  - id: capital
-    input: What is the capital of France?
-    check: {exact: Paris}
-  - id: year
-    input: When did the Berlin wall fall?
-    check: {regex: "\\\\b1989\\\\b"}
-  - id: markup
+V1 = suite_yaml("chores", 1, CAPITAL, YEAR, """  - id: markup
     input: Print some markup.
     check: {regex: "script"}
-"""
-
-V2 = """name: chores
-version: 2
-description: Small fixed tasks, revised
-repeats: 2
-time_limit_s: 20
-cases:
-  - id: capital
-    input: What is the capital of France?
-    check: {exact: Paris}
-  - id: year
-    input: When did the Berlin wall fall?
-    check: {regex: "\\\\b1989\\\\b"}
-  - id: name
-    input: What is this tool called?
-    check: {exact: otelbench}
-"""
+""")
+V2 = suite_yaml("chores", 2, CAPITAL, YEAR, NAME, description="Small fixed tasks, revised")
 
 # a suite only the private agent ran: as absent as an unknown one to those who may not see it
 VAULT = """name: vault
