@@ -27,14 +27,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from opentelemetry.trace import format_span_id, format_trace_id, set_span_in_context
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
 from bench_runner.agent_suite import AgentSuite, Case, check, check_python
+from bench_runner.stats import wilson_95
 from bench_runner.suites import Verdict
 
 MAX_STDOUT_BYTES = 1 << 20  # more than this and the agent is stopped: the case fails as a flood
 STDERR_TAIL_BYTES = 4096
 KILL_GRACE_S = 2.0  # between SIGTERM and SIGKILL to the agent's process group
-# passed through to the agent unchanged when the caller set them (the model it should use)
-PASS_THROUGH = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "OTELBENCH_MODEL")
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,11 @@ class Finished:
     flooded: bool = False
     start_error: str | None = None
     duration_s: float = 0.0
+
+    @property
+    def answer(self) -> str:
+        """What the agent printed on stdout, stripped: its answer."""
+        return _text(self.stdout).strip()
 
 
 def case_input_text(case: Case) -> str:
@@ -195,7 +202,7 @@ def score(suite: AgentSuite, case: Case, finished: Finished, judge: Judge | None
         last = _text(finished.stderr_tail).strip().splitlines()[-1:] or [""]
         how = f"killed by signal {-finished.exit_code}" if finished.exit_code < 0 else f"exited with {finished.exit_code}"
         return "fail", f"the agent {how}" + (f": {last[0][:300]}" if last[0] else "")
-    answer = _text(finished.stdout).strip()
+    answer = finished.answer
     if not answer:
         return "fail", "the agent printed no answer on stdout"
     kind = case.check.kind
@@ -232,15 +239,19 @@ class SuiteRun:
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
 
+    @property
+    def repeats_each(self) -> int:
+        """Repeats per case: ``repeats``, else the suite's own."""
+        return self.repeats or self.suite.spec.repeats
+
     def trials_planned(self) -> list[tuple[Case, int]]:
-        repeats = self.repeats or self.suite.spec.repeats
-        return [(case, r) for r in range(1, repeats + 1) for case in self.suite.spec.cases]
+        return [(case, r) for r in range(1, self.repeats_each + 1) for case in self.suite.spec.cases]
 
     def run(self, spans: Any, on_trial: Callable[[Trial], None] | None = None) -> list[Trial]:
         """Every case × repeat (``concurrency`` at once); ``spans`` is a bench_runner.spans
         BenchSpans (a no-op one without an endpoint)."""
         planned = self.trials_planned()
-        settings = {"repeats": self.repeats or self.suite.spec.repeats, "concurrency": self.concurrency,
+        settings = {"repeats": self.repeats_each, "concurrency": self.concurrency,
                     "cases": len(self.suite.spec.cases), "time_limit_s": self.suite.spec.time_limit_s,
                     "cases_in_suite": self.cases_in_suite or len(self.suite.spec.cases)}
         with spans.suite_run(self.suite, self.run_id, self.command, self.agent, settings) as run_span:
@@ -260,17 +271,19 @@ class SuiteRun:
     def _one(self, spans: Any, run_context: Any, case: Case, repeat: int) -> Trial:
         with spans.suite_case(self.suite, self.run_id, case, repeat, self.command, self.agent, run_context) as span:
             ctx = span.get_span_context()
-            traceparent = f"00-{ctx.trace_id:032x}-{ctx.span_id:016x}-01" if ctx.is_valid else None
-            env = agent_env(self.env, self.suite, case, repeat, self.run_id, traceparent, self.otlp_endpoint)
+            carrier: dict[str, str] = {}  # W3C trace context of the case span (nothing for a no-op span)
+            TraceContextTextMapPropagator().inject(carrier, set_span_in_context(span))
+            env = agent_env(self.env, self.suite, case, repeat, self.run_id, carrier.get("traceparent"),
+                            self.otlp_endpoint)
             finished = run_agent(self.command, case_input_text(case), env, self.suite.spec.time_limit_s)
             verdict, reason = score(self.suite, case, finished, self.judge)
             trial = Trial(case_id=case.id, repeat=repeat, checker=case.check.kind, verdict=verdict,
-                          reason=reason, answer=_text(finished.stdout).strip(), stdout_bytes=finished.stdout_bytes,
+                          reason=reason, answer=finished.answer, stdout_bytes=finished.stdout_bytes,
                           stderr_tail=_text(finished.stderr_tail), exit_code=finished.exit_code,
                           timed_out=finished.timed_out, flooded=finished.flooded,
                           duration_s=finished.duration_s,
-                          trace_id=f"{ctx.trace_id:032x}" if ctx.is_valid else "",
-                          span_id=f"{ctx.span_id:016x}" if ctx.is_valid else "")
+                          trace_id=format_trace_id(ctx.trace_id) if ctx.is_valid else "",
+                          span_id=format_span_id(ctx.span_id) if ctx.is_valid else "")
             spans.record_suite_case(span, trial)
         return trial
 
@@ -278,8 +291,6 @@ class SuiteRun:
 def summary(trials: list[Trial]) -> dict[str, Any]:
     """Pass rate over the scored trials with its Wilson 95 % interval (the views compute
     the same from the spans: storage/queries/suites.py)."""
-    from bench_runner.stats import wilson_95
-
     scored = [t for t in trials if t.verdict != "error"]
     passed = sum(t.passed for t in scored)
     low, high = wilson_95(passed, len(scored))
@@ -292,5 +303,5 @@ def evidence(run: SuiteRun, trials: list[Trial]) -> dict[str, Any]:
     """The run as JSON: settings, summary and every trial (kept beside the spans)."""
     return {"suite": run.suite.spec.name, "suite_version": run.suite.version, "run_id": run.run_id,
             "agent": run.agent, "agent_command": run.command,
-            "repeats": run.repeats or run.suite.spec.repeats, "concurrency": run.concurrency,
+            "repeats": run.repeats_each, "concurrency": run.concurrency,
             "summary": summary(trials), "trials": [asdict(t) for t in trials]}

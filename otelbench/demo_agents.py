@@ -1,8 +1,9 @@
 """Sample agent telemetry for the demo, emitted through the real OTel SDK.
 
 Three simulated agents (named ``sample-*``: sample data, labelled as such where shown),
-each instrumented in a different generation of the GenAI conventions (current OTel GenAI, the deprecated pre-1.37 names,
-OpenInference, OpenLLMetry), so the demo shows them normalized into one schema.
+each instrumented in a different generation of the GenAI conventions (current OTel GenAI,
+the deprecated pre-1.37 names, OpenInference, OpenLLMetry), so the demo shows them
+normalized into one schema.
 The demo's real agents are otelbench/tool_agent.py and otelbench/research_agent.py.
 """
 
@@ -44,8 +45,9 @@ class Clock:
             s.end(end_time=self.now)
 
 
-def _messages(role: str, text: str) -> str:
-    return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}])
+def genai_messages(role: str, text: str) -> str:
+    """GenAI semconv messages JSON: one message of one text part (the demo's agents use it too)."""
+    return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}], ensure_ascii=False)
 
 
 def run_current_semconv(tracer: Tracer, clock: Clock, task: str) -> None:
@@ -53,7 +55,7 @@ def run_current_semconv(tracer: Tracer, clock: Clock, task: str) -> None:
     rng = clock.rng
     with clock.span(tracer, "invoke_agent sample-triage", {
         "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "sample-triage",
-        "gen_ai.provider.name": "openai", "gen_ai.input.messages": _messages("user", task),
+        "gen_ai.provider.name": "openai", "gen_ai.input.messages": genai_messages("user", task),
     }) as root:
         for step in range(rng.randint(1, 3)):
             with clock.span(tracer, "chat gpt-4o-mini", {
@@ -62,8 +64,8 @@ def run_current_semconv(tracer: Tracer, clock: Clock, task: str) -> None:
                 "gen_ai.usage.input_tokens": rng.randint(300, 1500), "gen_ai.usage.output_tokens": rng.randint(20, 300),
                 "gen_ai.usage.cache_read.input_tokens": rng.choice([0, 0, 256]),
                 "gen_ai.response.finish_reasons": ["tool_calls" if step == 0 else "stop"],
-                "gen_ai.input.messages": _messages("user", task),
-                "gen_ai.output.messages": _messages("assistant", f"Step {step}: looking at the logs."),
+                "gen_ai.input.messages": genai_messages("user", task),
+                "gen_ai.output.messages": genai_messages("assistant", f"Step {step}: looking at the logs."),
             }, ms=(400, 2500)):
                 pass
             with clock.span(tracer, "execute_tool grep_logs", {
@@ -73,7 +75,7 @@ def run_current_semconv(tracer: Tracer, clock: Clock, task: str) -> None:
                 if rng.random() < 0.2:
                     tool.set_status(Status(StatusCode.ERROR, "grep_logs: permission denied on /var/log/auth.log"))
                     tool.set_attribute("error.type", "PermissionError")
-        root.set_attribute("gen_ai.output.messages", _messages("assistant", "Found 3 failing services."))
+        root.set_attribute("gen_ai.output.messages", genai_messages("assistant", "Found 3 failing services."))
 
 
 def run_deprecated_semconv(tracer: Tracer, clock: Clock, task: str) -> None:
@@ -130,8 +132,9 @@ def simulate(tracer: Tracer, runs: int, seed: int = 7) -> int:
     return runs
 
 
-def providers(endpoint: str, service: str) -> tuple[Any, Any]:
-    """A tracer and a logger provider exporting over OTLP/HTTP to ``endpoint`` (batched)."""
+def providers(endpoint: str, service: str, timeout_s: float | None = None) -> tuple[Any, Any]:
+    """A tracer and a logger provider exporting over OTLP/HTTP to ``endpoint`` (batched;
+    ``timeout_s`` per export, else the SDK's)."""
     from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk._logs import LoggerProvider
@@ -142,8 +145,22 @@ def providers(endpoint: str, service: str) -> tuple[Any, Any]:
 
     resource = Resource.create({"service.name": service})
     tracer_provider = TracerProvider(resource=resource)
-    tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=f"{endpoint}/v1/traces")))
+    base = endpoint.rstrip("/")
+    tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=f"{base}/v1/traces",
+                                                                           timeout=timeout_s)))
     logger_provider = LoggerProvider(resource=resource)
-    logger_provider.add_log_record_processor(BatchLogRecordProcessor(OTLPLogExporter(endpoint=f"{endpoint}/v1/logs")))
+    logger_provider.add_log_record_processor(BatchLogRecordProcessor(OTLPLogExporter(endpoint=f"{base}/v1/logs",
+                                                                                     timeout=timeout_s)))
     return tracer_provider, logger_provider
 
+
+@contextmanager
+def exporting(endpoint: str, service: str) -> Iterator[tuple[Any, Any]]:
+    """:func:`providers` for a block: flushed and shut down at its end, whatever happened."""
+    tracer_provider, logger_provider = providers(endpoint, service)
+    try:
+        yield tracer_provider, logger_provider
+    finally:
+        for provider in (tracer_provider, logger_provider):
+            provider.force_flush(30_000)
+            provider.shutdown()

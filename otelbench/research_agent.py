@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from otelbench.demo_agents import genai_messages, providers
+
 AGENT = "research-agent"
 TOP_K = 3  # passages search_docs returns
 MAX_TOKENS = 64  # a short answer; a JSON object of two keys fits
@@ -143,11 +145,6 @@ def prompt(question: str, facts: list[tuple[str, str]]) -> list[dict[str, str]]:
             {"role": "user", "content": f"Facts:\n{lines}\n\nQuestion: {question}"}]
 
 
-def _messages(role: str, text: str) -> str:
-    """GenAI semconv messages JSON: one message of one text part."""
-    return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}], ensure_ascii=False)
-
-
 def _clip(text: str, chars: int = ATTRIBUTE_CHARS) -> str:
     return text if len(text) <= chars else text[:chars] + "…"
 
@@ -158,29 +155,18 @@ class Telemetry:
     client is left uninstrumented (a faster start)."""
 
     def __init__(self, endpoint: str | None) -> None:
-        from opentelemetry.sdk.resources import Resource
-        from opentelemetry.sdk.trace import TracerProvider
-
-        resource = Resource.create({"service.name": AGENT})
-        self.tracer_provider = TracerProvider(resource=resource)
         self.logger_provider: Any = None
         if endpoint:
-            from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
-            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-            from opentelemetry.sdk._logs import LoggerProvider
-            from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
-            from opentelemetry.sdk.trace.export import BatchSpanProcessor
-
-            base = endpoint.rstrip("/")
-            self.tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(
-                endpoint=f"{base}/v1/traces", timeout=EXPORT_TIMEOUT_S)))
-            self.logger_provider = LoggerProvider(resource=resource)
-            self.logger_provider.add_log_record_processor(
-                BatchLogRecordProcessor(OTLPLogExporter(endpoint=f"{base}/v1/logs", timeout=EXPORT_TIMEOUT_S)))
+            self.tracer_provider, self.logger_provider = providers(endpoint, AGENT, EXPORT_TIMEOUT_S)
             os.environ.setdefault("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
             from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
 
             OpenAIInstrumentor().instrument(tracer_provider=self.tracer_provider, logger_provider=self.logger_provider)
+        else:
+            from opentelemetry.sdk.resources import Resource
+            from opentelemetry.sdk.trace import TracerProvider
+
+            self.tracer_provider = TracerProvider(resource=Resource.create({"service.name": AGENT}))
         self.tracer = self.tracer_provider.get_tracer("otelbench.research_agent")
 
     def parent(self) -> Any:
@@ -212,7 +198,7 @@ def answer(question: str, index: SearchIndex, client: Any, model: str | None, te
     tracer = telemetry.tracer
     with tracer.start_as_current_span(f"invoke_agent {AGENT}", context=telemetry.parent(), attributes={
             "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": AGENT,
-            "gen_ai.input.messages": _messages("user", question)}) as run:
+            "gen_ai.input.messages": genai_messages("user", question)}) as run:
         with tracer.start_as_current_span("execute_tool search_docs", attributes={
                 "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "search_docs",
                 "gen_ai.tool.type": "function",
@@ -232,7 +218,7 @@ def answer(question: str, index: SearchIndex, client: Any, model: str | None, te
             raise ModelFailed(f"the model at {client.base_url} {why}".splitlines()[0][:300]) from exc
         text = (reply.choices[0].message.content or "").strip()
         run.set_attribute("gen_ai.request.model", model)
-        run.set_attribute("gen_ai.output.messages", _messages("assistant", text))
+        run.set_attribute("gen_ai.output.messages", genai_messages("assistant", text))
         return text
 
 

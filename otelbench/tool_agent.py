@@ -29,6 +29,8 @@ from typing import Literal
 from openai import OpenAI
 from opentelemetry.trace import Span, Status, StatusCode, Tracer
 
+from otelbench.demo_agents import genai_messages
+
 AGENT_NAME = "ops-helper"
 TOOL_DEADLINE_S = 2.0  # what a task grants its tool; the slow services in STATUS take longer
 REQUEST_TIMEOUT_S = 30.0  # one model call: 0.2-1 s for SmolLM2 on 2 idle cores, 30 s only on crowded ones
@@ -308,10 +310,6 @@ def _fail(span: Span, error_type: str, message: str) -> None:
     span.set_attribute("error.type", error_type)
 
 
-def _messages(role: str, text: str) -> str:
-    return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}])
-
-
 class _Run:
     """One task: one conversation asking for a tool call, then, given its result, the answer."""
 
@@ -365,7 +363,7 @@ def run_task(tracer: Tracer, client: OpenAI, model: str, task: Task) -> Outcome:
     started, run = time.monotonic(), _Run(tracer, client, model, task)
     with tracer.start_as_current_span(f"invoke_agent {AGENT_NAME}", attributes={
         "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": AGENT_NAME,
-        "gen_ai.request.model": model, "gen_ai.input.messages": _messages("user", task.prompt),
+        "gen_ai.request.model": model, "gen_ai.input.messages": genai_messages("user", task.prompt),
     }, record_exception=False, set_status_on_exception=False) as span:
         try:
             answer, verdict = run()
@@ -375,7 +373,7 @@ def run_task(tracer: Tracer, client: OpenAI, model: str, task: Task) -> Outcome:
             verdict = "wrong" if error_type == "WrongAnswer" else "unchecked"
             _fail(span, error_type, message)
         if answer:
-            span.set_attribute("gen_ai.output.messages", _messages("assistant", answer))
+            span.set_attribute("gen_ai.output.messages", genai_messages("assistant", answer))
     return Outcome(task.id, task.kind, "error" if error_type else "ok", error_type, answer, verdict, message,
                    run.tool, time.monotonic() - started)
 

@@ -147,8 +147,12 @@ def run(args: argparse.Namespace) -> int:
             stack.callback(services.stop)
             if not _wait_web(web):
                 progress.say("[yellow]the web UI did not answer within 60 s; the rest goes on[/yellow]")
-        with progress.step("model", "the embedded SmolLM2-135M on llama.cpp (seconds: a 100 MB model on CPU)"):
-            server = None if args.no_model else _model_server(args, stack, progress)
+        server = None
+        if args.no_model:
+            progress.skip("model", "--no-model")
+        else:
+            with progress.step("model", "the embedded SmolLM2-135M on llama.cpp (seconds: a 100 MB model on CPU)"):
+                server = _model_server(args, stack, progress)
         # the processors (step 5, then the schedule) judge with the running model
         judge = {"endpoint": server.base_url, "model": server.model_id, "concurrency": 2} if server else None
         config = _config(args, ports, judge)
@@ -169,8 +173,7 @@ def run(args: argparse.Namespace) -> int:
                                                "2 cores), then the failures clustered"):
             _process(config, otlp, progress)
         with progress.step("report", "what every part made of it"):
-            services.collector.wait_flushed(60)
-        _report(config, console, web, otlp)
+            _report(config, console, web, otlp)
         if args.quick:
             console.print(f"\n--quick: stopping everything it started ({progress.elapsed()} in all)")
             return 0
@@ -217,16 +220,10 @@ def _bench(server: Any, otlp: str, out: Path, progress: Progress) -> None:
 
 
 def _sample_runs(otlp: str, runs: int, progress: Progress) -> None:
-    from otelbench.demo_agents import providers, simulate
+    from otelbench.demo_agents import exporting, simulate
 
-    tracer_provider, logger_provider = providers(otlp, "demo-agents")
-    try:
+    with exporting(otlp, "demo-agents") as (tracer_provider, _):
         simulate(tracer_provider.get_tracer("otelbench.demo"), runs)
-        tracer_provider.force_flush(30_000)
-        logger_provider.force_flush(30_000)
-    finally:
-        tracer_provider.shutdown()
-        logger_provider.shutdown()
     progress.say(f"sent {runs} simulated sample runs (agents sample-*: current GenAI, deprecated GenAI "
                  "and OpenInference attributes)")
 
@@ -236,12 +233,9 @@ def _tool_agent(server: Any, otlp: str, quick: bool, progress: Progress) -> None
     from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
 
     from otelbench import tool_agent
-    from otelbench.demo_agents import providers
+    from otelbench.demo_agents import exporting
 
     tasks = [t for t in tool_agent.TASKS if not quick or t.id in QUICK_TASKS]
-    tracer_provider, logger_provider = providers(otlp, "ops-helper")
-    instrumentor = OpenAIInstrumentor()
-    instrumentor.instrument(tracer_provider=tracer_provider, logger_provider=logger_provider)
     counts: dict[str, int] = {}
 
     def done(outcome: Any) -> None:
@@ -249,15 +243,14 @@ def _tool_agent(server: Any, otlp: str, quick: bool, progress: Progress) -> None
         counts[key] = counts.get(key, 0) + 1
         progress.say(f"{outcome.task_id:<22} {key:<17} {outcome.seconds:4.1f}s  {(outcome.message or outcome.answer)[:60]!r}")
 
-    try:
-        tool_agent.run_tasks(tracer_provider.get_tracer("otelbench.demo"), server.base_url, server.model_id, tasks,
-                             on_done=done)
-    finally:
-        instrumentor.uninstrument()
-        tracer_provider.force_flush(30_000)
-        logger_provider.force_flush(30_000)
-        tracer_provider.shutdown()
-        logger_provider.shutdown()
+    with exporting(otlp, "ops-helper") as (tracer_provider, logger_provider):
+        instrumentor = OpenAIInstrumentor()
+        instrumentor.instrument(tracer_provider=tracer_provider, logger_provider=logger_provider)
+        try:
+            tool_agent.run_tasks(tracer_provider.get_tracer("otelbench.demo"), server.base_url, server.model_id,
+                                 tasks, on_done=done)
+        finally:
+            instrumentor.uninstrument()
     progress.say(f"ops-helper ran {len(tasks)} tasks: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -92,7 +93,7 @@ def _selected(suite, cases: str | None):
         raise SystemExit(f"otelbench suite: no case {', '.join(unknown)} in {suite.version} "
                          f"(cases: {', '.join(sorted(known))})")
     spec = suite.spec.model_copy(update={"cases": tuple(c for c in suite.spec.cases if c.id in wanted)})
-    return type(suite)(spec, suite.folder, suite.content_hash), len(suite.spec.cases)
+    return dataclasses.replace(suite, spec=spec), len(suite.spec.cases)
 
 
 def _judge(suite, args, stack: ExitStack, console):
@@ -142,7 +143,7 @@ def _run(suite, args: argparse.Namespace) -> int:
         spans = BenchSpans(endpoint, {"X-Bench-Key": args.key} if args.key else None)
         planned = len(run.trials_planned())
         console.print(f"[bold]{suite.version}[/bold]: {len(suite.spec.cases)} cases × "
-                      f"{run.repeats or suite.spec.repeats} repeats = {planned} runs of {args.agent!r}, "
+                      f"{run.repeats_each} repeats = {planned} runs of {args.agent!r}, "
                       f"{args.concurrency} at once; time limit {suite.spec.time_limit_s:g} s per case; "
                       f"judge: {describe(judge)}")
         started = time.monotonic()

@@ -24,7 +24,8 @@ def bench_attr(name: str, cast: str = "VARCHAR", alias: str = "s") -> str:
     return value if cast == "VARCHAR" else f"TRY_CAST({value} AS {cast})"
 
 
-def _bench_spans(kind: str) -> str:
+def bench_spans(kind: str) -> str:
+    """The bench runner's spans of one ``bench.kind`` (of ``spans AS s``)."""
     return f"s.scope_name = {sql_string(BENCH_SCOPE)} AND {bench_attr('bench.kind')} = {sql_string(kind)}"
 
 
@@ -61,14 +62,14 @@ SELECT
     s.error_message,
     s.owner, s.date
 FROM spans AS s
-WHERE {_bench_spans('model_run')}"""
+WHERE {bench_spans('model_run')}"""
 
 
 def bench_tests_sql() -> str:
     """One row per judged test; the model is the one its reply's chat span asked for."""
     return f"""CREATE OR REPLACE VIEW bench_tests AS
 WITH tests AS NOT MATERIALIZED (
-    SELECT s.* FROM spans AS s WHERE {_bench_spans('test')}
+    SELECT s.* FROM spans AS s WHERE {bench_spans('test')}
 ),
 {parents_cte("replies", "tests", "request_model", "model")}
 SELECT

@@ -11,44 +11,38 @@ arrived (still running, or stopped half-way) is ``incomplete`` and still shows i
 
 from __future__ import annotations
 
-from storage.queries.bench import BENCH_SCOPE, bench_attr
+from storage.queries.bench import BENCH_SCOPE, bench_attr, bench_spans
 from storage.queries.tables import sql_string
 
-# what a case's cost sums: as agent_runs (storage/queries/views.py COSTED)
-_COSTED = "a.span_type = 'llm' OR (a.span_type = 'agent' AND a.cost_source = 'reported')"
-# the outermost span that names an agent: a root first, then an agent span, then the earliest
-_OUTERMOST = ("((a.parent_span_id IS NOT NULL)::BIGINT << 61) + ((a.span_type IS DISTINCT FROM 'agent')::BIGINT << 60)"
-              " + epoch_us(a.start_time)")
 Z = 1.96  # the 97.5 % normal quantile, as bench_runner/stats.py Z_975 (the same interval)
-
-
-def _suite_spans(kind: str) -> str:
-    return f"s.scope_name = {sql_string(BENCH_SCOPE)} AND {bench_attr('bench.kind')} = {sql_string(kind)}"
 
 
 def suite_cases_sql() -> str:
     """One row per case × repeat: the case span's verdict and evidence, with what the
     agent's own spans in that trace add up to (its name, cost, tokens, calls)."""
+    from storage.queries.views import COSTED_S, OUTERMOST  # views builds its DDL with this module
+
     return f"""CREATE OR REPLACE VIEW suite_cases AS
 WITH cases AS (
     -- one row per case span even if it was stored twice
-    SELECT DISTINCT ON (s.trace_id, s.span_id) s.* FROM spans AS s WHERE {_suite_spans('suite_case')}
+    SELECT DISTINCT ON (s.trace_id, s.span_id) s.* FROM spans AS s WHERE {bench_spans('suite_case')}
 ),
 agent_side AS (
-    -- the agent's own spans in each case's trace (everything but the runner's)
-    SELECT a.trace_id,
-           arg_min(a.agent_name, {_OUTERMOST}) FILTER (WHERE a.agent_name IS NOT NULL) AS named_agent,
-           sum(a.cost_usd) FILTER (WHERE {_COSTED}) AS cost_usd,
-           CAST(sum(a.input_tokens) FILTER (WHERE a.span_type = 'llm') AS BIGINT) AS input_tokens,
-           CAST(sum(a.output_tokens) FILTER (WHERE a.span_type = 'llm') AS BIGINT) AS output_tokens,
-           count(*) FILTER (WHERE a.span_type = 'llm') AS llm_calls,
-           count(*) FILTER (WHERE a.span_type = 'tool') AS tool_calls,
+    -- the agent's own spans in each case's trace (everything but the runner's), by the
+    -- rules of agent_runs: its agent the outermost span naming one, its cost what is costed
+    SELECT s.trace_id,
+           arg_min(s.agent_name, {OUTERMOST}) FILTER (WHERE s.agent_name IS NOT NULL) AS named_agent,
+           sum(s.cost_usd) FILTER (WHERE {COSTED_S}) AS cost_usd,
+           CAST(sum(s.input_tokens) FILTER (WHERE s.span_type = 'llm') AS BIGINT) AS input_tokens,
+           CAST(sum(s.output_tokens) FILTER (WHERE s.span_type = 'llm') AS BIGINT) AS output_tokens,
+           count(*) FILTER (WHERE s.span_type = 'llm') AS llm_calls,
+           count(*) FILTER (WHERE s.span_type = 'tool') AS tool_calls,
            count(*) AS agent_spans
-    FROM spans AS a
+    FROM spans AS s
     -- an inner join, not a semi join: a trace_id filter then reaches both sides
-    JOIN (SELECT DISTINCT trace_id FROM cases) AS c ON a.trace_id = c.trace_id
-    WHERE a.scope_name IS DISTINCT FROM {sql_string(BENCH_SCOPE)}
-    GROUP BY a.trace_id
+    JOIN (SELECT DISTINCT trace_id FROM cases) AS c ON s.trace_id = c.trace_id
+    WHERE s.scope_name IS DISTINCT FROM {sql_string(BENCH_SCOPE)}
+    GROUP BY s.trace_id
 )
 SELECT
     s.trace_id, s.span_id,
@@ -102,7 +96,7 @@ WITH roots AS (
         any_value({bench_attr('bench.suite.time_limit_s', 'DOUBLE')}) AS time_limit_s,
         any_value({bench_attr('bench.suite.cases_in_suite', 'INTEGER')}) AS cases_in_suite
     FROM spans AS s
-    WHERE {_suite_spans('suite_run')}
+    WHERE {bench_spans('suite_run')}
     GROUP BY 1
 ),
 per_run AS (

@@ -168,7 +168,7 @@ _ROOT_FIRST = "((s.parent_span_id IS NOT NULL)::BIGINT << 60) + epoch_us(s.start
 _AT = "epoch_us(s.start_time)"
 # The outermost span that names an agent: the root if it names one, else an agent span,
 # else any; then the earliest (a span starts before what it calls, ties are common).
-_OUTERMOST = ("((s.parent_span_id IS NOT NULL)::BIGINT << 61) + ((s.span_type IS DISTINCT FROM 'agent')::BIGINT << 60)"
+OUTERMOST = ("((s.parent_span_id IS NOT NULL)::BIGINT << 61) + ((s.span_type IS DISTINCT FROM 'agent')::BIGINT << 60)"
               " + epoch_us(s.start_time)")
 
 
@@ -214,18 +214,18 @@ BENCH_SERVICE = "otelbench-bench"
 # (otelbench.sdk's task.cost: an owner's cost that no instrumented call carries; no
 # instrumentation recorded in tests/testdata/recorded puts a cost on an agent span).
 COSTED = "span_type = 'llm' OR (span_type = 'agent' AND cost_source = 'reported')"
-_COSTED = "s.span_type = 'llm' OR (s.span_type = 'agent' AND s.cost_source = 'reported')"
+COSTED_S = "s.span_type = 'llm' OR (s.span_type = 'agent' AND s.cost_source = 'reported')"
 
 AGENT_RUNS_SQL = f"""CREATE OR REPLACE VIEW agent_runs AS
 WITH per_trace AS (
     SELECT
         s.trace_id,
-        arg_min(s.agent_name, {_OUTERMOST}) FILTER (WHERE s.agent_name IS NOT NULL) AS named_agent,
+        arg_min(s.agent_name, {OUTERMOST}) FILTER (WHERE s.agent_name IS NOT NULL) AS named_agent,
         arg_min(s.name, {_ROOT_FIRST}) AS root_name,
         bool_or(s.status_code = 'error' AND (s.parent_span_id IS NULL OR s.span_type = 'agent')) AS errored,
         arg_min(s.start_time, {_ROOT_FIRST}) AS start_time,
         arg_min(s.duration_ms, {_ROOT_FIRST}) AS duration_ms,
-        sum(s.cost_usd) FILTER (WHERE {_COSTED}) AS cost_usd,
+        sum(s.cost_usd) FILTER (WHERE {COSTED_S}) AS cost_usd,
         CAST(sum(s.input_tokens) FILTER (WHERE s.span_type = 'llm') AS BIGINT) AS input_tokens,
         CAST(sum(s.output_tokens) FILTER (WHERE s.span_type = 'llm') AS BIGINT) AS output_tokens,
         count(*) FILTER (WHERE s.span_type = 'llm') AS llm_calls,
@@ -233,8 +233,8 @@ WITH per_trace AS (
         count(*) FILTER (WHERE s.span_type IN ('llm', 'agent', 'tool')) AS genai_spans,
         arg_min(s.input_messages, {_AT}) FILTER (WHERE s.parent_span_id IS NULL) AS root_input,
         arg_min(s.output_messages, {_AT}) FILTER (WHERE s.parent_span_id IS NULL) AS root_output,
-        arg_min(s.input_messages, {_OUTERMOST}) FILTER (WHERE s.agent_name IS NOT NULL) AS agent_input,
-        arg_min(s.output_messages, {_OUTERMOST}) FILTER (WHERE s.agent_name IS NOT NULL) AS agent_output,
+        arg_min(s.input_messages, {OUTERMOST}) FILTER (WHERE s.agent_name IS NOT NULL) AS agent_input,
+        arg_min(s.output_messages, {OUTERMOST}) FILTER (WHERE s.agent_name IS NOT NULL) AS agent_output,
         arg_min(s.owner, {_ROOT_FIRST}) AS owner,
         arg_min(s.service_name, {_ROOT_FIRST}) AS service_name,
         arg_min(s.request_agent, {_ROOT_FIRST}) AS request_agent,

@@ -23,15 +23,13 @@ spans alone (``CASES``), never through that join.
 
 from __future__ import annotations
 
-from storage.queries.bench import BENCH_SCOPE, bench_attr
-from storage.queries.tables import sql_string
+from storage.queries.bench import bench_attr, bench_spans
 
-_SCOPE = f"s.scope_name = {sql_string(BENCH_SCOPE)}"
-_KIND = bench_attr("bench.kind")
+_CASES = bench_spans("suite_case")
 
 # Whether the lake holds any suite case at all (else the pages need not ask the view).
 HAS_SUITES = f"""SELECT 1 AS found FROM spans AS s
-WHERE {_SCOPE} AND {_KIND} = 'suite_case'
+WHERE {_CASES}
 LIMIT 1"""
 
 # Every visible suite run, newest first per suite version and agent, with whether it is
@@ -76,7 +74,7 @@ SELECT DISTINCT ON (s.trace_id, s.span_id)
        coalesce({bench_attr('bench.case.flooded', 'BOOLEAN')}, false) AS flooded,
        s.owner
 FROM spans AS s
-WHERE {_SCOPE} AND {_KIND} = 'suite_case'
+WHERE {_CASES}
   AND list_contains($run_ids, {bench_attr('bench.suite.run_id')})
   AND NOT list_contains($private_owners, coalesce(s.owner, ''))
 )
