@@ -236,9 +236,7 @@ class Gateway:
         raise AssertionError("unreachable")
 
     def _vanished(self, exc: duckdb.IOException) -> bool:
-        """A lake file that was listed, then deleted before it was read."""
-        found = _VANISHED.search(str(exc))
-        return found is not None and found["path"].startswith(f"{self.root}/")
+        return _vanished(exc, self.root)
 
     def close(self) -> None:
         self._con.close()
@@ -271,18 +269,33 @@ def open_lake(root: str | Path, *, read_only: bool = True, memory_limit: str | N
     }
     if memory_limit is not None:
         config["memory_limit"] = memory_limit
-    con = duckdb.connect(":memory:", config=config)
-    try:
-        con.execute(lockdown.SET_TIME_ZONE_UTC)
-        for stmt in views.view_ddl(root):
-            con.execute(stmt)
-        con.execute(lockdown.SET_ALLOWED_DIRECTORIES, [[f"{root}/"]])
-        con.execute(lockdown.DISABLE_EXTERNAL_ACCESS)
-        con.execute(lockdown.LOCK_CONFIGURATION)
-    except duckdb.Error as exc:
-        con.close()
-        raise QueryError(f"cannot open the lake at {root}: {_message(exc)}", "lake") from exc
-    return Gateway(con, root, read_only=read_only)
+    # Creating a view binds it, which reads a file's footer: compaction may delete that
+    # file between the listing and the read (after publishing its merge), so open again.
+    for attempt in range(_VANISHED_RETRIES + 1):
+        con = duckdb.connect(":memory:", config=config)
+        try:
+            con.execute(lockdown.SET_TIME_ZONE_UTC)
+            for stmt in views.view_ddl(root):
+                con.execute(stmt)
+            con.execute(lockdown.SET_ALLOWED_DIRECTORIES, [[f"{root}/"]])
+            con.execute(lockdown.DISABLE_EXTERNAL_ACCESS)
+            con.execute(lockdown.LOCK_CONFIGURATION)
+            return Gateway(con, root, read_only=read_only)
+        except duckdb.IOException as exc:
+            con.close()
+            if attempt == _VANISHED_RETRIES or not _vanished(exc, root):
+                raise QueryError(f"cannot open the lake at {root}: {_message(exc)}", "lake") from exc
+            time.sleep(_VANISHED_WAIT_S * 2**attempt)
+        except duckdb.Error as exc:
+            con.close()
+            raise QueryError(f"cannot open the lake at {root}: {_message(exc)}", "lake") from exc
+    raise AssertionError("unreachable")
+
+
+def _vanished(exc: duckdb.IOException, root: Path) -> bool:
+    """A lake file that was listed, then deleted before it was read."""
+    found = _VANISHED.search(str(exc))
+    return found is not None and found["path"].startswith(f"{root}/")
 
 
 def _message(exc: BaseException) -> str:

@@ -247,10 +247,11 @@ def test_arrow_and_polars_are_locked_down_too(gw: Gateway, tmp_path: Path) -> No
 
 def test_a_reader_during_compaction_never_fails(lake: Lake) -> None:
     """Compaction deletes the files it merged (after publishing the merge) while a query
-    that listed them may still be about to read them: the gateway runs it again."""
+    that listed them may still be about to read them: the gateway runs it again. Opening
+    the lake binds its views (reading a file's footer), so it opens again too."""
     errors: list[str] = []
     done = threading.Event()
-    reads = 0
+    reads = opens = 0
 
     def read() -> None:
         nonlocal reads
@@ -262,8 +263,18 @@ def test_a_reader_during_compaction_never_fails(lake: Lake) -> None:
                 except QueryError as exc:
                     errors.append(str(exc))
 
-    reader = threading.Thread(target=read)
-    reader.start()
+    def reopen() -> None:
+        nonlocal opens
+        while not done.is_set():
+            try:
+                open_lake(lake.root).close()
+                opens += 1
+            except QueryError as exc:
+                errors.append(str(exc))
+
+    readers = [threading.Thread(target=read), threading.Thread(target=reopen)]
+    for reader in readers:
+        reader.start()
     n = 2
     for _ in range(25):
         for _ in range(8):
@@ -271,5 +282,6 @@ def test_a_reader_during_compaction_never_fails(lake: Lake) -> None:
             n += 1
         lake.compact("spans", below_batch_id=f"{n:04d}", min_files=2)
     done.set()
-    reader.join()
-    assert reads > 0 and errors == []
+    for reader in readers:
+        reader.join()
+    assert reads > 0 and opens > 0 and errors == []
