@@ -12,12 +12,20 @@ Phase 2 (overload): open loop at 2× the rate phase 1 sustained, with a smaller
 WAL bound; prints how many requests were answered 429/503 with Retry-After and
 the peak RSS, to show memory stays bounded and the collector says "slow down".
 
+With ``--lake s3://bucket/prefix``, phase 1 runs twice in the same session, on local disk
+then with the lake in the bucket, and prints both side by side with the requests the
+bucket answered per million spans (by method). Without AWS_ENDPOINT_URL(_S3) in the
+environment it starts a local S3-compatible server (``moto_server``: on these same two
+cores, so the bucket's figure includes the server's own CPU) and counts from its log.
+
     python benchmarks/ingest.py [--spans 400000] [--clients 4] [--overload-seconds 15]
+    python benchmarks/ingest.py --lake s3://bench/lake --overload-seconds 0
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import os
 import random
@@ -52,8 +60,9 @@ def make_payloads(n_spans: int, per_request: int, seed: int) -> list[bytes]:
 
 
 def start_server(workdir: Path, max_unflushed_mib: int, max_batch_mib: int | None = None,
-                 compaction_interval_s: float | None = None, workers: int | None = None) -> tuple[subprocess.Popen, str]:
-    parquet: dict = {"path": str(workdir / "lake")}
+                 compaction_interval_s: float | None = None, workers: int | None = None,
+                 lake: str | None = None) -> tuple[subprocess.Popen, str]:
+    parquet: dict = {"path": lake or str(workdir / "lake")}
     if workers:
         parquet["workers"] = workers
     if max_batch_mib:
@@ -266,30 +275,14 @@ def open_loop(url: str, payloads: list[bytes], rate_rps: float, seconds: float) 
     return codes
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--spans", type=int, default=400_000)
-    ap.add_argument("--per-request", type=int, default=512)
-    ap.add_argument("--clients", type=int, default=4)
-    ap.add_argument("--overload-seconds", type=float, default=15.0)
-    ap.add_argument("--overload-wal-mib", type=int, default=128)
-    ap.add_argument("--max-batch-mib", type=int, default=None, help="flush.max_batch_mib (default: the collector's)")
-    ap.add_argument("--workers", type=int, default=None, help="exporters.parquet.workers (default: the collector's)")
-    ap.add_argument("--compaction-interval", type=float, default=None,
-                    help="compaction.interval_s (default: the collector's 30 s, which a short run never reaches): "
-                         "e.g. 2 to measure ingest with compaction running")
-    args = ap.parse_args()
-
-    print(f"generating {args.spans:,} spans in requests of {args.per_request} …", flush=True)
-    payloads = make_payloads(args.spans, args.per_request, seed=1)
-    total = len(payloads) * args.per_request
-    mb = sum(map(len, payloads)) / 1e6
-    print(f"{len(payloads)} requests, {mb:.0f} MB of protobuf ({mb * 1e6 / total:.0f} B/span)")
-
+def phase1(args: argparse.Namespace, payloads: list[bytes], total: int, lake: str | None, s3=None) -> dict:
+    """The closed loop against one collector (lake: a bucket's location; None: local disk);
+    prints its figures and returns spans/s until queryable, requests/s, bucket requests."""
     with tempfile.TemporaryDirectory(prefix="otelbench-ingest-") as tmp:
         work = Path(tmp)
+        requests_before = s3.requests() if s3 is not None else None
         proc, url = start_server(work, max_unflushed_mib=1024, max_batch_mib=args.max_batch_mib,
-                                 compaction_interval_s=args.compaction_interval, workers=args.workers)
+                                 compaction_interval_s=args.compaction_interval, workers=args.workers, lake=lake)
         sampler = Sampler(proc.pid, work / "wal")
         sampler.start()
         t0 = time.perf_counter()
@@ -311,9 +304,17 @@ def main() -> None:
         proc.wait(120)
         from storage.duckdb import open_lake
 
-        stored = open_lake(work / "lake").query("SELECT count(*) FROM spans").rows[0][0]
+        requests = None
+        if s3 is not None:
+            requests = s3.requests()
+            requests.subtract(requests_before)
+        stored = open_lake(lake or work / "lake").query("SELECT count(*) FROM spans").rows[0][0]
+        from storage.fs import open_fs
+
+        fs = open_fs(lake or work / "lake")
+        lake_bytes = sum(size for path, size, _ in fs.walk(fs.root) if path.endswith(".parquet"))
         lat = sorted(latencies)
-        print("\n== phase 1: closed loop, durable (fsync group commit) ==")
+        print(f"\n== phase 1: closed loop, durable (fsync group commit), lake on {'local disk' if lake is None else lake} ==")
         print(f"spans sent                  {total:,} ({args.clients} clients), stored {stored:,}")
         print(f"accepted spans/s            {total / t_acked:,.0f}")
         print(f"spans/s until queryable     {total / t_queryable:,.0f}   (first request → all in Parquet: {t_queryable:.2f} s)")
@@ -322,13 +323,80 @@ def main() -> None:
         print("peak RSS by process         " + ", ".join(f"{k} {v / 2**20:.0f}" for k, v in sorted(sampler.peak_rss_role.items())) + " MiB")
         print(f"WAL peak / after flush      {sampler.peak_wal / 2**20:.0f} MiB / {wal_after / 2**20:.0f} MiB")
         print(f"refused (429/503)           {refused}")
+        print(f"lake bytes per span         {lake_bytes / total:,.0f} (Parquet, zstd, before compaction)")
         print(f"files compacted (failed)    {compactions[0]} ({compactions[1]})")
         cpu = {"clients": client_cpu, "harness (sampling, polling)": own_cpu - client_cpu}
         for pid, (role, seconds) in sampler.cpu.items():
             cpu[role] = cpu.get(role, 0.0) + seconds - sampler.cpu_before.get(pid, 0.0)
         print("CPU µs/span                 " + ", ".join(f"{k} {v / total * 1e6:.1f}" for k, v in cpu.items())
               + f" (2 cores × the time until queryable = {2 * t_queryable / total * 1e6:.1f})")
-        sustained_rps = len(payloads) / t_queryable
+        compaction = None
+        if s3 is not None:  # what merging the fresh files costs the bucket, in this process
+            from storage.lake import Lake
+            from storage.schema import tables
+
+            merger = Lake(lake, (work / "wal" / "collector-id").read_text().strip())
+            before = s3.requests()
+            t = time.perf_counter()
+            merged = sum(merger.compact(tb.name, below_batch_id="9" * 20, min_files=2) for tb in tables())
+            seconds = time.perf_counter() - t
+            compaction = s3.requests()
+            compaction.subtract(before)
+            compacted = sum(size for path, size, _ in fs.walk(fs.root) if path.endswith(".parquet"))
+            print(f"compaction afterwards       {merged} files merged in {seconds:.1f} s "
+                  f"({seconds / total * 1e6:.0f} µs/span), {compacted / total:,.0f} bytes per span after; bucket "
+                  "requests / M spans " + ", ".join(f"{k} {v * 1e6 / total:,.0f}" for k, v in sorted(compaction.items())))
+        return {"queryable": total / t_queryable, "rps": len(payloads) / t_queryable,
+                "requests": dict(requests) if requests is not None else None, "bytes_per_span": lake_bytes / total,
+                "compaction": dict(compaction) if compaction is not None else None}
+
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--spans", type=int, default=400_000)
+    ap.add_argument("--per-request", type=int, default=512)
+    ap.add_argument("--clients", type=int, default=4)
+    ap.add_argument("--overload-seconds", type=float, default=15.0)
+    ap.add_argument("--overload-wal-mib", type=int, default=128)
+    ap.add_argument("--max-batch-mib", type=int, default=None, help="flush.max_batch_mib (default: the collector's)")
+    ap.add_argument("--workers", type=int, default=None, help="exporters.parquet.workers (default: the collector's)")
+    ap.add_argument("--lake", default=None, metavar="s3://bucket/prefix",
+                    help="also run phase 1 with the lake in this bucket (see above)")
+    ap.add_argument("--compaction-interval", type=float, default=None,
+                    help="compaction.interval_s (default: the collector's 30 s, which a short run never reaches): "
+                         "e.g. 2 to measure ingest with compaction running")
+    args = ap.parse_args()
+
+    print(f"generating {args.spans:,} spans in requests of {args.per_request} …", flush=True)
+    payloads = make_payloads(args.spans, args.per_request, seed=1)
+    total = len(payloads) * args.per_request
+    mb = sum(map(len, payloads)) / 1e6
+    print(f"{len(payloads)} requests, {mb:.0f} MB of protobuf ({mb * 1e6 / total:.0f} B/span)")
+
+    results = [phase1(args, payloads, total, None)]
+    if args.lake:
+        if not args.lake.startswith("s3://"):
+            ap.error("--lake: s3://bucket/prefix")
+        location = args.lake.rstrip("/") + f"/run-{int(time.time())}"
+        with contextlib.ExitStack() as stack:
+            s3 = None
+            if not (os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")):
+                from otelbench.testing.s3 import s3_server
+
+                s3 = stack.enter_context(s3_server())
+                os.environ.update(s3.env)  # for the collector started next, and open_lake here
+                s3.make_bucket(location[len("s3://"):].split("/", 1)[0])
+            results.append(phase1(args, payloads, total, location, s3))
+        local, bucket = results
+        print("\n== local disk vs the bucket (same session) ==")
+        print(f"spans/s until queryable     {local['queryable']:,.0f} vs {bucket['queryable']:,.0f} "
+              f"({bucket['queryable'] / local['queryable']:.2f}×)")
+        if bucket["requests"]:
+            per_m = {k: v * 1e6 / total for k, v in sorted(bucket["requests"].items())}
+            print("bucket requests / M spans   " + ", ".join(f"{k} {v:,.0f}" for k, v in per_m.items())
+                  + f" (all: {sum(per_m.values()):,.0f})")
+    sustained_rps = results[0]["rps"]
 
     if args.overload_seconds <= 0:
         return

@@ -29,13 +29,13 @@ log = logging.getLogger("otelbench.compactor")
 COMPACTOR_NICENESS = 10
 
 
-def run(lake_path: str, below_batch_id: str, min_files: int, state: SharedState) -> None:
+def run(lake_path: str, below_batch_id: str, min_files: int, state: SharedState, owner: str | None = None) -> None:
     """One compaction run over every table of the registry (signal and derived), in the
-    calling process."""
+    calling process; of a shared lake, only the files of collector ``owner``."""
     from storage.lake import Lake  # heavy imports stay out of the receiver process
     from storage.schema import tables
 
-    lake = Lake(lake_path)
+    lake = Lake(lake_path, owner)
     for table in tables():
         try:
             state.add("compactions", lake.compact(table.name, below_batch_id=below_batch_id, min_files=min_files))
@@ -45,7 +45,7 @@ def run(lake_path: str, below_batch_id: str, min_files: int, state: SharedState)
 
 
 def main(lake_path: str, below_batch_id: str, min_files: int, state_fd: int, parent_pid: int,
-         log_level: str) -> None:
+         log_level: str, owner: str | None = None) -> None:
     """Entry point of a compactor process (``collector.child``)."""
     from collector.flusher import _die_with_parent
 
@@ -55,14 +55,16 @@ def main(lake_path: str, below_batch_id: str, min_files: int, state_fd: int, par
     os.nice(COMPACTOR_NICENESS)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the receiver decides when we stop
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    run(lake_path, below_batch_id, min_files, SharedState(fd=state_fd))
+    run(lake_path, below_batch_id, min_files, SharedState(fd=state_fd), owner)
 
 
 class Scheduler:
     """In the receiver process: a thread that starts one compactor process per interval."""
 
-    def __init__(self, config: Compaction, lake_path: str, state: SharedState, log_level: str) -> None:
+    def __init__(self, config: Compaction, lake_path: str, state: SharedState, log_level: str,
+                 owner: str | None = None) -> None:
         self.config, self.lake_path, self.state, self.log_level = config, lake_path, state, log_level
+        self.owner = owner
         self._stop = threading.Event()
         self._lock = threading.Lock()  # stop() never misses a process being started
         self._process: Any = None
@@ -82,7 +84,8 @@ class Scheduler:
                     return
                 self._process = Child(
                     "collector.compactor:main",
-                    (self.lake_path, below, self.config.min_files, self.state.fd, os.getpid(), self.log_level),
+                    (self.lake_path, below, self.config.min_files, self.state.fd, os.getpid(), self.log_level,
+                     self.owner),
                     name="otelbench-compactor",
                     pass_fds=(self.state.fd,),
                 )

@@ -32,6 +32,7 @@ import json
 import logging
 import os
 import queue
+import secrets
 import signal
 import threading
 import time
@@ -42,6 +43,7 @@ from typing import Any, Mapping
 from collector import wal
 from collector.config import Config
 from collector.state import SharedState
+from storage import is_remote
 from storage.durable import replace_atomic
 
 log = logging.getLogger("otelbench.flusher")
@@ -52,9 +54,34 @@ IDLE_POLL_S = 0.01
 ERROR_BACKOFF_S = 1.0
 
 
-def batch_id(pos: int, worker: int | None = None) -> str:
-    """Fixed width so that string order is log order; the worker suffix keeps workers' files apart."""
-    return f"{pos:020d}" if worker is None else f"{pos:020d}_{worker}"
+def batch_id(pos: int, worker: int | None = None, owner: str | None = None) -> str:
+    """Fixed width so that string order is log order; the worker suffix keeps workers'
+    files apart, the collector id (``owner``) collectors' (storage.files.owner_of)."""
+    base = f"{pos:020d}" if worker is None else f"{pos:020d}_{worker}"
+    return base if owner is None else f"{base}_{owner}"
+
+
+def collector_id(config: Config) -> str | None:
+    """The id this collector writes its lake files under: ``exporters.parquet.collector_id``;
+    for a lake in a bucket without one, an id made at the first start and kept in the
+    write-ahead log's folder (``collector-id``) — unique per collector, the same after a
+    restart, which recovery needs (its files are the ones it settles). None: a local
+    lake's only writer. The receiver calls it before starting the workers, so they read
+    the file it made."""
+    parquet = config.exporters.parquet
+    if parquet is None:
+        return None
+    if parquet.collector_id:
+        return parquet.collector_id
+    if not is_remote(parquet.path):
+        return None
+    path = Path(config.service.wal.dir) / "collector-id"
+    if path.exists():
+        return path.read_text().strip()
+    made = "c" + secrets.token_hex(4)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    replace_atomic(path, made)
+    return made
 
 
 def _checkpoint_path(wal_dir: Path, worker: int) -> Path:
@@ -119,7 +146,8 @@ class Flusher:
         self.worker, self.workers = worker, workers
         self.wal_dir = Path(config.service.wal.dir)
         parquet = config.exporters.parquet
-        self.lake = Lake(parquet.path) if parquet else None
+        self.owner = collector_id(config)
+        self.lake = Lake(parquet.path, self.owner) if parquet else None
         self.sink = (
             ParquetSink(self.lake, config.signals_to("parquet"), dedupe_window=parquet.dedupe_window)
             if parquet
@@ -145,7 +173,8 @@ class Flusher:
             if self.worker == 0:
                 self.lake.init()
                 for k, start in starts.items():
-                    orphans = self.lake.discard_after(batch_id(start, k), suffix=f"_{k}")
+                    orphans = self.lake.discard_after(batch_id(start, k, self.owner),
+                                                      suffix=batch_id(0, k, self.owner)[20:])
                     if orphans:
                         log.info("discarded %d files of worker %d written after its last checkpoint", orphans, k)
                 self.state.set("recovered", 1)
@@ -178,7 +207,7 @@ class Flusher:
         """Stage 2 (the writer thread): Parquet, then the checkpoint past it, then retire."""
         started = time.perf_counter()
         if job.batch is not None:
-            self.sink.write(batch_id(job.start, self.worker), job.batch)
+            self.sink.write(batch_id(job.start, self.worker, self.owner), job.batch)
             self.state.add("flushed_spans", job.batch.counts["traces"])
             self.state.add("flushed_logs", job.batch.counts["logs"])
             self.state.add("flushed_points", job.batch.counts["metrics"])

@@ -29,6 +29,7 @@ from collector.config import Config
 from collector.service import Ingest
 from collector.state import SharedState
 from collector.telemetry import Telemetry
+from storage import is_remote
 
 log = logging.getLogger("otelbench.collector")
 
@@ -85,6 +86,10 @@ class Collector:
         self.state.set("workers", workers)
         self.telemetry = Telemetry(self.state)
         self.telemetry.wal_bytes_on_start = wal.wal_bytes(wal_dir)
+        parquet = cfg.exporters.parquet
+        if parquet is not None:
+            os.environ.update(parquet.s3.environment())  # for the workers, the compactor, serve's readers
+        owner = flusher.collector_id(cfg)  # made now, before the workers read it
 
         env = flusher.worker_environment(os.environ)
         self._flushers = [
@@ -103,12 +108,12 @@ class Collector:
                 raise RuntimeError("the flusher processes did not become ready")
             time.sleep(0.01)
 
-        parquet = cfg.exporters.parquet
         if parquet is not None and parquet.compaction.enabled:
             from collector.compactor import Scheduler
 
-            self._compactor = Scheduler(parquet.compaction, os.path.abspath(parquet.path), self.state,
-                                        svc.telemetry.log_level).start()
+            location = parquet.path if is_remote(parquet.path) else os.path.abspath(parquet.path)
+            self._compactor = Scheduler(parquet.compaction, location, self.state, svc.telemetry.log_level,
+                                        owner).start()
 
         def on_durable(pos: int, nbytes: int) -> None:
             self.state.set("durable_pos", pos)

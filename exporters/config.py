@@ -49,12 +49,46 @@ class Compaction(Strict):
     interval_s: float = Field(DEFAULT_COMPACT_INTERVAL_S, gt=0)
 
 
+class S3(Strict):
+    """Where a lake at ``s3://`` is served, over the AWS variables of the environment
+    (credentials only ever come from there: storage/objectstore.py)."""
+
+    endpoint: str | None = Field(None, pattern=r"^https?://[^/\s]+/?$")
+    region: str | None = None
+    path_style: bool | None = None
+
+    def environment(self) -> dict[str, str]:
+        """The AWS variables these settings stand for: the collector sets them for itself
+        and its processes, so that every reader of the lake finds the same server."""
+        env = {}
+        if self.endpoint:
+            env["AWS_ENDPOINT_URL_S3"] = self.endpoint
+        if self.region:
+            env["AWS_REGION"] = self.region
+        if self.path_style is not None:
+            env["AWS_S3_ADDRESSING_STYLE"] = "path" if self.path_style else "virtual"
+        return env
+
+
 class ParquetExporter(Strict):
-    path: str = DEFAULT_LAKE
+    path: str = DEFAULT_LAKE  # a folder, or s3://bucket/prefix
+    s3: S3 = S3()
+    # names this collector's files in a lake several collectors share (storage/files.py)
+    collector_id: str | None = Field(None, pattern=r"^[a-z][a-z0-9]{0,31}$")
     flush: Flush = Flush()
     compaction: Compaction = Compaction()
     dedupe_window: int = Field(DEFAULT_DEDUPE_WINDOW, ge=0)
     workers: int = Field(DEFAULT_FLUSH_WORKERS, ge=1, le=8)
+
+    @field_validator("path")
+    @classmethod
+    def _a_folder_or_a_bucket(cls, v: str) -> str:
+        scheme, sep, rest = v.partition("://")
+        if sep and scheme not in ("s3", "file"):
+            raise ValueError(f"{v!r}: a lake is a folder or s3://bucket/prefix")
+        if scheme == "s3" and not rest.strip("/"):
+            raise ValueError(f"{v!r}: no bucket (s3://bucket/prefix)")
+        return v
 
 
 # -- otlp --------------------------------------------------------------------------------

@@ -51,9 +51,15 @@ Progress = Callable[[str, int, int], None]  # (step, done, total)
 
 def run(processors: Processors | None, privacy: Privacy, lake_root: str | Path, *, llm: Llm | None,
         only: str | None = None, agent: str | None = None, now: Callable[[], dt.datetime] | None = None,
-        progress: Progress | None = None, telemetry_endpoint: str | None = None) -> Report:
+        progress: Progress | None = None, telemetry_endpoint: str | None = None,
+        shard: tuple[int, int] | None = None) -> Report:
     """Judge and cluster once (``only``: one step; ``agent``: one agent's runs) with the
-    endpoint ``llm`` (None when ``needs_llm`` is false)."""
+    endpoint ``llm`` (None when ``needs_llm`` is false).
+
+    ``shard`` (i, n), 1 ≤ i ≤ n: judge only the runs of shard i of n (``in_shard``), so n
+    workers — on one machine or several sharing a lake in a bucket — split the judging,
+    each under its own lock. Clustering needs every run's score: only shard 1 clusters
+    (after the others are done, ``--only clusters`` clusters everything anew)."""
     from storage.fs import LakeBusy
     from storage.lake import Lake
 
@@ -64,15 +70,18 @@ def run(processors: Processors | None, privacy: Privacy, lake_root: str | Path, 
     lake = Lake(lake_root)
     lake.init()
     report = Report()
+    lock = LOCK_NAME if shard is None else LOCK_NAME.replace(".lock", f"-{shard[0]}of{shard[1]}.lock")
     try:
-        with lake.fs.lock(lake.fs.path(LOCK_NAME), wait=False):
+        with lake.fs.lock(lake.fs.path(lock), wait=False):
             since = now() - dt.timedelta(hours=processors.window_hours)
             if only in (None, "judge") and processors.judge.enabled:
-                _judge(lake, processors, privacy, llm, since, agent, now, progress, report, telemetry_endpoint)
-            if only in (None, "clusters") and processors.clusters.enabled:
+                _judge(lake, processors, privacy, llm, since, agent, now, progress, report, telemetry_endpoint,
+                       shard)
+            if only in (None, "clusters") and processors.clusters.enabled and (shard is None or shard[0] == 1):
                 _cluster(lake, processors, privacy, llm, since, agent, now, progress, report)
     except LakeBusy:
-        raise ProcessorError(f"another otelbench process is running the processors on {lake.root}: "
+        which = "" if shard is None else f" as shard {shard[0]}/{shard[1]}"
+        raise ProcessorError(f"another otelbench process is running the processors{which} on {lake.location}: "
                              "wait for it to finish") from None
     report.seconds = time.monotonic() - started
     return report
@@ -108,6 +117,15 @@ def sample(runs: pl.DataFrame, share: float) -> pl.DataFrame:
     return runs.filter(keep)
 
 
+def in_shard(runs: pl.DataFrame, shard: tuple[int, int] | None) -> pl.DataFrame:
+    """The runs of shard i of n: those whose trace id hashes to i - 1 modulo n (the same
+    runs every time, whoever asks: the shards never overlap and leave none out)."""
+    if shard is None:
+        return runs
+    i, n = shard
+    return runs.filter([zlib.crc32(t.encode()) % n == i - 1 for t in runs["trace_id"]])
+
+
 def withhold_private(runs: pl.DataFrame, privacy: Privacy, local: bool) -> tuple[pl.DataFrame, int]:
     """Runs whose inputs and outputs may go to this endpoint, and how many may not."""
     if local:
@@ -119,7 +137,7 @@ def withhold_private(runs: pl.DataFrame, privacy: Privacy, local: bool) -> tuple
 
 def _judge(lake: Any, processors: Processors, privacy: Privacy, llm: Llm | None, since: dt.datetime,
            agent: str | None, now: Callable[[], dt.datetime], progress: Progress, report: Report,
-           telemetry_endpoint: str | None) -> None:
+           telemetry_endpoint: str | None, shard: tuple[int, int] | None = None) -> None:
     from processors import judge as judge_pkg
     from storage.duckdb import open_lake
     from storage.queries import processors as q
@@ -133,9 +151,9 @@ def _judge(lake: Any, processors: Processors, privacy: Privacy, llm: Llm | None,
     report.judge_model, report.judge_version = llm.model, prompt.version
     params = {"since": since, "agent": agent, "judge_model": llm.model, "judge_version": prompt.version,
               "max_attempts": cfg.max_attempts}
-    with open_lake(lake.root) as gateway:
+    with open_lake(lake.location) as gateway:
         runs = gateway.polars(q.RUNS_TO_JUDGE, params, max_rows=None, timeout_s=None)
-        runs, report.skipped_private = withhold_private(sample(runs, cfg.sample), privacy, llm.local)
+        runs, report.skipped_private = withhold_private(in_shard(sample(runs, cfg.sample), shard), privacy, llm.local)
         if runs.height == 0:
             return
         ids = {"trace_ids": runs["trace_id"].to_list()}
@@ -176,7 +194,7 @@ def _cluster(lake: Any, processors: Processors, privacy: Privacy, llm: Llm | Non
     from storage.queries import processors as q
 
     cfg = processors.clusters
-    with open_lake(lake.root) as gateway:
+    with open_lake(lake.location) as gateway:
         failures = gateway.polars(q.FAILURES, {"since": since, "agent": agent, "score_below": cfg.score_below},
                                   max_rows=None, timeout_s=None)
         known = [r[0] for r in gateway.query(q.CLUSTERED_AGENTS, max_rows=None).rows]

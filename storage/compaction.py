@@ -10,7 +10,7 @@ merge whose outputs all exist, else rolls it back (the inputs are all still ther
 
 from __future__ import annotations
 
-import re
+import os
 from typing import Any, Callable
 
 import pyarrow as pa
@@ -20,7 +20,8 @@ import pyarrow.parquet as pq
 from storage import agents
 from storage.queries import compaction as compaction_sql
 from storage.queries.tables import table_glob
-from storage.files import ROW_GROUP_ROWS, DataFile, check_batch_id, partitions, with_lineage, write_options
+from storage.files import (JOURNAL, ROW_GROUP_ROWS, DataFile, check_batch_id, owner_of, partitions, visible_files,
+                           with_lineage, write_options)
 from storage.fs import LakeFS
 from storage.rowgroups import RowGroupWriter
 from storage.schema import SPANS, Table
@@ -41,7 +42,6 @@ SORT_KEYS: dict[str, tuple[str, ...]] = {
     "logs": ("message_direction", "time"),
     "metrics": ("metric_name", "time"),
 }
-_JOURNAL = re.compile(r"^_journal-(?P<batch>[0-9A-Za-z_]+)\.json$")
 
 
 def compact(
@@ -49,6 +49,7 @@ def compact(
     t: Table,
     *,
     below_batch_id: str,
+    owner: str | None = None,
     min_files: int = 8,
     target_rows: int = TARGET_ROWS,
     target_bytes: int = TARGET_BYTES,
@@ -65,15 +66,25 @@ def compact(
     spans of the whole lake (``_register_agents``, ``storage.agents``). A file written by an older schema version is
     merged whatever its size and however few files its partition has, so it is
     rewritten once with every column.
+
+    ``owner``: the collector id whose files this run merges (``storage.files.owner_of``;
+    None: the files of a lake's only writer). Several collectors share a lake by each
+    merging only its own; a row whose key a collector of a lower id also stored (a span
+    re-sent to another collector after a crash) is dropped here, so the lowest id keeps it
+    and no merge can lose the last copy.
     """
     check_batch_id(below_batch_id)
-    recover(fs, t)
+    recover(fs, t, owner)
     merged = 0
     for part in partitions(fs, t):
         small: list[tuple[DataFile, int, int, bool]] = []  # file, rows, bytes, older schema
         outdated = False
-        for f in sorted(filter(None, (DataFile.parse(f"{part}/{name}") for name in fs.files(part)))):
-            if f.batch_id >= below_batch_id:
+        # what a reader counts: another collector's merge in progress shows its inputs or
+        # its outputs, not both (ours were settled by recover)
+        listed = sorted(filter(None, (DataFile.parse(f"{part}/{name}") for name in visible_files(fs, part))))
+        others = [f for f in listed if (owner_of(f.batch_id) or "") < (owner or "")]
+        for f in listed:
+            if f.batch_id >= below_batch_id or owner_of(f.batch_id) != owner:
                 continue
             meta = fs.parquet_file(f.path).metadata
             old = not set(t.stored_columns) <= set(meta.schema.to_arrow_schema().names)
@@ -93,7 +104,7 @@ def compact(
             if rows >= target_rows or size >= target_bytes:
                 break
         if len(inputs) >= 2 or outdated:
-            _compact_partition(fs, t, part, inputs, rows, size, target_rows, target_bytes)
+            _compact_partition(fs, t, part, inputs, rows, size, target_rows, target_bytes, others)
             merged += len(inputs)
     return merged
 
@@ -112,11 +123,12 @@ def _tiers(small: list[tuple[DataFile, int, int, bool]]) -> list[tuple[DataFile,
 
 
 def _compact_partition(fs: LakeFS, t: Table, part: str, inputs: list[DataFile], total: int, size: int,
-                       target_rows: int, target_bytes: int) -> None:
-    """Merge ``inputs`` (``total`` rows, ``size`` bytes uncompressed) into new files."""
+                       target_rows: int, target_bytes: int, others: list[DataFile]) -> None:
+    """Merge ``inputs`` (``total`` rows, ``size`` bytes uncompressed) into new files,
+    without the keys ``others`` (lower collector ids' files) hold."""
     outputs = max(1, -(-total // target_rows), -(-size // target_bytes))
     replace_files(fs, part, inputs, outputs,
-                  lambda paths: _merge(fs, t, inputs, paths, target_rows, target_bytes))
+                  lambda paths: _merge(fs, t, inputs, paths, target_rows, target_bytes, others))
 
 
 def replace_files(fs: LakeFS, part: str, inputs: list[DataFile], outputs: int,
@@ -156,14 +168,24 @@ def replace_files(fs: LakeFS, part: str, inputs: list[DataFile], outputs: int,
 
 
 def _merge(fs: LakeFS, t: Table, inputs: list[DataFile], outputs: list[str], target_rows: int,
-           target_bytes: int) -> list[str]:
+           target_bytes: int, others: list[DataFile] = ()) -> list[str]:
     """Stream the inputs, without repeated keys, into the staged files of ``outputs``.
 
     Returns the outputs that received rows, each sealed (durable) under its staging name.
     """
-    present = set().union(*(fs.parquet_schema(f.path).names for f in inputs))
+    with fs.local_copies([f.path for f in inputs]) as local:
+        return _merge_files(fs, t, inputs, [local[f.path] for f in inputs], outputs, target_rows, target_bytes,
+                            others)
+
+
+def _merge_files(fs: LakeFS, t: Table, inputs: list[DataFile], files: list[str], outputs: list[str],
+                 target_rows: int, target_bytes: int, others: list[DataFile]) -> list[str]:
+    """``_merge`` of the inputs' bytes in ``files`` (local paths: ``LakeFS.local_copies``)."""
+    present = set().union(*(pq.read_schema(f).names for f in files))
     columns = [c for c in t.stored_columns if c in present]
-    params: dict[str, Any] = {"files": [fs.uri(f.path) for f in inputs]}
+    params: dict[str, Any] = {"files": files}
+    if others and t.key:
+        params["others"] = [fs.uri(f.path) for f in others]
     out = RowGroupWriter(
         outputs,
         sort_keys=SORT_KEYS.get(t.name, ()),
@@ -178,9 +200,9 @@ def _merge(fs: LakeFS, t: Table, inputs: list[DataFile], outputs: list[str], tar
         with merge_connection(fs) as con:
             if t is SPANS:
                 _register_agents(con, fs, params, "resolved_agent" in present, outputs[0].rsplit("/", 1)[0])
-                sql = compaction_sql.compact_spans_sql(columns, t.key)
+                sql = compaction_sql.compact_spans_sql(columns, t.key, "others" in params)
             else:
-                sql = compaction_sql.compact_sql(columns, t.key)
+                sql = compaction_sql.compact_sql(columns, t.key, "others" in params)
             result = con.sql(sql, params=params)
             for batch in result.to_arrow_reader(4096):
                 out.write(conform_arrow(batch, t.stored_schema))
@@ -195,7 +217,7 @@ def _register_agents(con: Any, fs: LakeFS, params: dict[str, Any], has_resolved:
     partition and the agent spans of the whole lake."""
     found = pa.table({"trace_id": pa.array([], pa.string()), "span_id": pa.array([], pa.string()),
                       "resolved_agent": pa.array([], pa.string())})
-    traces = con.sql(compaction_sql.unresolved_traces_sql(has_resolved), params=params).to_arrow_table()
+    traces = con.sql(compaction_sql.unresolved_traces_sql(has_resolved), params={"files": params["files"]}).to_arrow_table()
     if traces.num_rows:
         con.register("unresolved_traces", traces)
         files = [f"{part}/{name}" for name in fs.files(part) if name.endswith(".parquet")]
@@ -214,18 +236,22 @@ def merge_connection(fs: LakeFS) -> Any:
     receiver and the flusher), ``_COMPACT_MEMORY``, spilling to ``<root>/_tmp``."""
     import duckdb  # lazy: only compaction needs it, not the collector's hot path
 
-    tmp_dir = fs.path("_tmp")
-    fs.makedirs(tmp_dir)
+    tmp_dir = fs.spill_dir()
+    os.makedirs(tmp_dir, exist_ok=True)
     con = duckdb.connect(":memory:", config={"memory_limit": _COMPACT_MEMORY, "temp_directory": tmp_dir,
                                              "threads": 1})
+    fs.attach(con)
     con.execute(compaction_sql.DISABLE_PROGRESS_BAR)  # it would draw on the collector's stdout
     return con
 
-def recover(fs: LakeFS, t: Table) -> None:
-    """Settle journals left by a crash: finish a compaction whose outputs all exist, else undo it."""
+def recover(fs: LakeFS, t: Table, owner: str | None = None) -> None:
+    """Settle journals left by a crash: finish a compaction whose outputs all exist, else
+    undo it. Only ``owner``'s (``compact``): another collector's journal may be a merge
+    that is running now."""
     for part in partitions(fs, t):
         for name in fs.files(part):
-            if not _JOURNAL.match(name):
+            found = JOURNAL.match(name)
+            if not found or owner_of(found["batch"]) != owner:
                 continue
             journal = f"{part}/{name}"
             outs = [f"{part}/{out}" for out in fs.read_json(journal)["outputs"]]

@@ -25,6 +25,7 @@ sql``, ``storage.duckdb``, ``otelbench sql --print-views`` for the duckdb CLI).
 from __future__ import annotations
 
 import datetime as dt
+import secrets
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -133,7 +134,9 @@ def _commit(fs: LakeFS, t: Table, rows: pa.Table, *, tombstone: bool) -> str:
         day = dt.datetime.fromtimestamp(at / 1e6, dt.timezone.utc).date().isoformat()
         folder = partition_dir(fs, t, day)
         fs.makedirs(folder)
-        path = f"{folder}/commit-{at:016d}-0.parquet"
+        # in a bucket, writers on other machines hold other locks: a random number keeps
+        # two commits of the same microsecond from taking one name
+        path = f"{folder}/commit-{at:016d}-{0 if fs.is_local else secrets.randbelow(10**9)}.parquet"
         n = rows.num_rows
         stored = pa.Table.from_arrays(
             [*rows.columns,

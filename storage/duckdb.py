@@ -30,6 +30,7 @@ import duckdb
 import pyarrow as pa
 
 from storage.queries import lockdown, views
+from storage.fs import open_fs
 from storage.lake import MANIFEST_NAME
 
 # EXPLAIN [ANALYZE] runs its statement (ANALYZE executes it), so the statement must be a read too.
@@ -59,7 +60,12 @@ _R = TypeVar("_R")
 _ARROW_BATCH_ROWS = 8192
 _VANISHED_RETRIES = 6
 _VANISHED_WAIT_S = 0.01  # doubled at each retry: 0.63 s in all at most
-_VANISHED = re.compile(r'Cannot open file "(?P<path>[^"]+)": No such file or directory')
+# DuckDB's own words for a local file; pyarrow's (through fsspec) for an object in a bucket,
+# when opened and when read — deleted under the read, the response then cut short (a
+# bucket's connection reads nothing but its lake: lockdown)
+_VANISHED = re.compile(r'Cannot open file "(?P<path>[^"]+)": No such file or directory'
+                       r"|FileNotFoundError: \[Errno 2\] (Path does not exist|No such file or directory:) '(?P<key>[^']+)'"
+                       r"|(?P<read>AWS Error (NO_SUCH_KEY|RESOURCE_NOT_FOUND|INTERNAL_FAILURE) during GetObject operation)")
 
 Params = Sequence[Any] | Mapping[str, Any] | None
 
@@ -115,7 +121,7 @@ class ArrowResult:
 class Gateway:
     """A locked-down in-memory DuckDB with the lake's views. Thread-safe: a cursor per query."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, root: Path, *, read_only: bool) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection, root: str, *, read_only: bool) -> None:
         self._con = con
         self._lock = threading.Lock()
         self.root = root
@@ -221,21 +227,19 @@ class Gateway:
                 return fetch(cur, max_rows)
             except duckdb.InterruptException as exc:
                 raise QueryError(f"query timed out after {timeout_s:g} s", "timeout") from exc
-            except duckdb.IOException as exc:
+            except duckdb.Error as exc:  # an IOException; a bucket's: a Python error through fsspec
                 if attempt == _VANISHED_RETRIES or not self._vanished(exc):
                     raise QueryError(_message(exc)) from exc
                 # the merge deletes its inputs one by one: give it a moment to finish
                 delay = _VANISHED_WAIT_S * 2**attempt
                 time.sleep(delay if deadline is None else min(delay, max(deadline - time.monotonic(), 0)))
-            except duckdb.Error as exc:
-                raise QueryError(_message(exc)) from exc
             finally:
                 if timer is not None:
                     timer.cancel()
                 cur.close()
         raise AssertionError("unreachable")
 
-    def _vanished(self, exc: duckdb.IOException) -> bool:
+    def _vanished(self, exc: duckdb.Error) -> bool:
         return _vanished(exc, self.root)
 
     def close(self) -> None:
@@ -249,7 +253,8 @@ class Gateway:
 
 
 def open_lake(root: str | Path, *, read_only: bool = True, memory_limit: str | None = DEFAULT_MEMORY_LIMIT) -> Gateway:
-    """Open the lake at ``root`` (created by ``Lake.init``) behind a locked-down connection.
+    """Open the lake at ``root`` (a folder, or ``s3://bucket/prefix``; created by
+    ``Lake.init``) behind a locked-down connection.
 
     ``memory_limit``: DuckDB's for this connection (e.g. ``"4GB"``); None leaves DuckDB's
     own default (80 % of the machine).
@@ -257,15 +262,20 @@ def open_lake(root: str | Path, *, read_only: bool = True, memory_limit: str | N
     ``read_only=False`` additionally allows statements that change the in-memory catalog
     only (CREATE TABLE/VIEW, INSERT, DROP; TEMP objects live for one query, since each
     query runs on its own cursor) — files, settings and extensions stay out of reach.
+
+    A lake in a bucket is read through ``storage.objectstore``'s filesystem, registered
+    for ``s3://`` on this connection only; DuckDB spills to a local temporary folder then.
     """
-    root = Path(root).absolute()
-    if not (root / MANIFEST_NAME).exists():
-        raise QueryError(f"no lake at {root} (missing {MANIFEST_NAME}); start the collector first", "lake")
+    fs = open_fs(root)
+    location = fs.location
+    if not fs.exists(fs.path(MANIFEST_NAME)):
+        raise QueryError(f"no lake at {location} (missing {MANIFEST_NAME}); start the collector first", "lake")
     config = {
         "autoinstall_known_extensions": False,
         "autoload_known_extensions": False,
-        # spill inside the lake, not in whatever the cwd is (DuckDB allows its temp dir)
-        "temp_directory": str(root / "_tmp"),
+        # spill inside a local lake (a bucket: a local temporary folder), not in whatever
+        # the cwd is (DuckDB allows its temp dir)
+        "temp_directory": fs.spill_dir(),
     }
     if memory_limit is not None:
         config["memory_limit"] = memory_limit
@@ -274,28 +284,31 @@ def open_lake(root: str | Path, *, read_only: bool = True, memory_limit: str | N
     for attempt in range(_VANISHED_RETRIES + 1):
         con = duckdb.connect(":memory:", config=config)
         try:
+            fs.attach(con)
             con.execute(lockdown.SET_TIME_ZONE_UTC)
-            for stmt in views.view_ddl(root):
+            for stmt in views.view_ddl(location):
                 con.execute(stmt)
-            con.execute(lockdown.SET_ALLOWED_DIRECTORIES, [[f"{root}/"]])
+            con.execute(lockdown.SET_ALLOWED_DIRECTORIES, [[f"{location}/"]])
             con.execute(lockdown.DISABLE_EXTERNAL_ACCESS)
             con.execute(lockdown.LOCK_CONFIGURATION)
-            return Gateway(con, root, read_only=read_only)
-        except duckdb.IOException as exc:
-            con.close()
-            if attempt == _VANISHED_RETRIES or not _vanished(exc, root):
-                raise QueryError(f"cannot open the lake at {root}: {_message(exc)}", "lake") from exc
-            time.sleep(_VANISHED_WAIT_S * 2**attempt)
+            return Gateway(con, location, read_only=read_only)
         except duckdb.Error as exc:
             con.close()
-            raise QueryError(f"cannot open the lake at {root}: {_message(exc)}", "lake") from exc
+            if attempt == _VANISHED_RETRIES or not _vanished(exc, location):
+                raise QueryError(f"cannot open the lake at {location}: {_message(exc)}", "lake") from exc
+            time.sleep(_VANISHED_WAIT_S * 2**attempt)
     raise AssertionError("unreachable")
 
 
-def _vanished(exc: duckdb.IOException, root: Path) -> bool:
+def _vanished(exc: duckdb.Error, root: str) -> bool:
     """A lake file that was listed, then deleted before it was read."""
     found = _VANISHED.search(str(exc))
-    return found is not None and found["path"].startswith(f"{root}/")
+    if found is None:
+        return False
+    if found["read"]:
+        return root.startswith("s3://")
+    path = found["path"] or f"s3://{found['key']}"
+    return path.startswith(f"{root}/")
 
 
 def _message(exc: BaseException) -> str:

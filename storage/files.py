@@ -32,6 +32,10 @@ _BATCH_ID = re.compile(r"^[0-9A-Za-z_]+$")
 # part: a flushed batch (signal tables); commit: a processor's commit (derived tables);
 # compact: a merge of either.
 _DATA_FILE = re.compile(r"^(?P<kind>part|commit|compact)-(?P<batch>[0-9A-Za-z_]+)-(?P<n>\d+)\.parquet$")
+# a compaction's plan, in the partition while it runs (storage.compaction)
+JOURNAL = re.compile(r"^_journal-(?P<batch>[0-9A-Za-z_]+)\.json$")
+_GLOB_CHARS = set("*?[")
+_RELISTS = 8  # a journal that vanished between a listing and its read: list again
 
 
 class LakeError(RuntimeError):
@@ -67,6 +71,21 @@ def table(name: str) -> Table:
         raise LakeError(f"unknown table {name!r}; tables: {', '.join(TABLES)}") from None
 
 
+_OWNER = re.compile(r"^[a-z][a-z0-9]{0,31}$")
+
+
+def check_owner(owner: str | None) -> None:
+    if owner is not None and not _OWNER.match(owner):
+        raise LakeError(f"collector id must be a lowercase letter then up to 31 lowercase letters or digits, got {owner!r}")
+
+
+def owner_of(batch_id: str) -> str | None:
+    """The collector that wrote a batch: its id ends the batch id after a '_' (a worker
+    number or a position never starts with a letter); None for a lake's only writer."""
+    last = batch_id.rsplit("_", 1)[-1]
+    return last if "_" in batch_id and last[:1].isalpha() else None
+
+
 def check_batch_id(batch_id: str) -> None:
     if not isinstance(batch_id, str) or not _BATCH_ID.match(batch_id):
         raise LakeError(f"batch id must be letters, digits or '_' (fixed width), got {batch_id!r}")
@@ -79,9 +98,77 @@ def partitions(fs: LakeFS, t: Table) -> list[str]:
 
 
 def data_files(fs: LakeFS, t: Table) -> list[DataFile]:
-    """Every part, commit and compact file of the table (not the seed), oldest first."""
-    found = (DataFile.parse(posixpath.join(part, name)) for part in partitions(fs, t) for name in fs.files(part))
+    """Every part, commit and compact file of the table (not the seed) that a reader
+    counts (``visible``), oldest first."""
+    found = (DataFile.parse(posixpath.join(part, name))
+             for part in partitions(fs, t) for name in visible_files(fs, part))
     return sorted(f for f in found if f is not None)
+
+
+class _Relist(Exception):
+    """A journal listed a moment ago is gone: its compaction finished; list again."""
+
+
+def visible(fs: LakeFS, folder: str, names: list[str]) -> list[str]:
+    """The names of one folder's listing that a reader counts, given the compaction
+    journals among them: while any output a journal plans is missing, its outputs are
+    hidden (the merge is not done: its inputs still hold the rows); once all exist, its
+    inputs are (the merge is done: they are about to be deleted). So rows are counted once
+    whichever moment the listing caught. Raises ``_Relist`` when a journal vanished
+    between the listing and its read."""
+    present = set(names)
+    hidden: set[str] = set()
+    for name in names:
+        if JOURNAL.match(name):
+            try:
+                plan = fs.read_json(posixpath.join(folder, name))
+            except FileNotFoundError:
+                raise _Relist from None
+            outputs = plan["outputs"]
+            hidden |= set(plan["inputs"]) if all(o in present for o in outputs) else set(outputs)
+    return [n for n in names if n not in hidden]
+
+
+def visible_files(fs: LakeFS, folder: str) -> list[str]:
+    """``visible`` over a fresh listing of ``folder``, listed again while a compaction
+    finishes under it."""
+    for _ in range(_RELISTS):
+        try:
+            return visible(fs, folder, fs.files(folder))
+        except _Relist:
+            continue
+    return visible(fs, folder, fs.files(folder))
+
+
+def visible_glob(fs: LakeFS, pattern: str) -> dict[str, tuple[int, int]]:
+    """The files matching ``pattern`` ('/'-separated, ``*``/``?``/``[`` within one path
+    segment) that a reader counts → their size and modification time (ns): one recursive listing under the
+    pattern's fixed part, each folder filtered by ``visible``. For a reader that lists
+    for itself (DuckDB over object storage: ``storage.objectstore``)."""
+    import fnmatch
+
+    segments = pattern.split("/")
+    fixed = next((i for i, s in enumerate(segments) if _GLOB_CHARS & set(s)), None)
+    if fixed is None:
+        return {path: (size, mtime) for path, size, mtime in fs.walk(pattern.rpartition("/")[0]) if path == pattern}
+    base = "/".join(segments[:fixed])
+    for _ in range(_RELISTS + 1):
+        by_folder: dict[str, dict[str, tuple[int, int]]] = {}
+        for path, size, mtime in fs.walk(base):
+            folder, _, name = path.rpartition("/")
+            by_folder.setdefault(folder, {})[name] = (size, mtime)
+        try:
+            found = {}
+            for folder, sizes in by_folder.items():
+                for name in visible(fs, folder, sorted(sizes)):
+                    path = f"{folder}/{name}"
+                    parts = path.split("/")
+                    if len(parts) == len(segments) and all(fnmatch.fnmatchcase(p, s) for p, s in zip(parts, segments)):
+                        found[path] = sizes[name]
+            return found
+        except _Relist:
+            continue
+    raise RuntimeError(f"{pattern}: the listing kept changing under a compaction")
 
 
 def partition_dir(fs: LakeFS, t: Table, day: str) -> str:

@@ -7,10 +7,10 @@ written by the same calls whatever the storage; the durability steps around them
 the local disk's (``storage.durable``): a file is written under a hidden staging name,
 fsynced, renamed into place, and its folder fsynced.
 
-Only local folders are supported today. A lake on object storage needs another commit
-protocol (no rename there: an object is written under its final name once complete),
-which is what ``stage``/``publish`` leave room for; ``open_fs`` refuses such a location
-with a clear error rather than half-working.
+A lake on S3-compatible object storage (``s3://bucket/prefix``) is ``ObjectLakeFS``
+(``storage.objectstore``): the same calls, with the commit protocol object storage
+allows (no rename: an object is uploaded under its final name once complete, which
+``staging``/``seal``/``publish`` leave room for). ``open_fs`` picks by the location.
 
 Paths are plain strings, '/'-separated and absolute (``LakeFS.path`` builds them under
 the root); DuckDB and polars get them through ``uri``.
@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from storage import durable
+from storage import durable, is_remote
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
@@ -50,7 +50,12 @@ class LakeFS:
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = str(Path(root).absolute())
+        self.location = self.root  # what a person names the lake by (a folder, s3://...)
         self._fs = pafs.LocalFileSystem()
+
+    @property
+    def is_local(self) -> bool:
+        return type(self) is LakeFS
 
     # ------------------------------------------------------------------ paths
     def path(self, *parts: str) -> str:
@@ -59,6 +64,22 @@ class LakeFS:
     def uri(self, path: str) -> str:
         """``path`` as DuckDB, polars and pyarrow datasets read it (a local path)."""
         return path
+
+    def spill_dir(self) -> str:
+        """A local folder where DuckDB may spill while it reads this lake (DuckDB makes it
+        when it first spills)."""
+        return self.path("_tmp")
+
+    def attach(self, con: Any) -> None:
+        """Let DuckDB connection ``con`` read this lake's paths (``uri``): nothing to do
+        for a local folder."""
+
+    @contextlib.contextmanager
+    def local_copies(self, paths: list[str]) -> Iterator[dict[str, str]]:
+        """Each of ``paths`` → a local file with its bytes while the block runs: the file
+        itself here; a downloaded copy for a lake in a bucket (a merge then reads each
+        object with one request instead of a ranged read per column chunk)."""
+        yield {p: p for p in paths}
 
     # ------------------------------------------------------------------ listing
     def listdir(self, folder: str) -> list[tuple[str, bool]]:
@@ -80,6 +101,12 @@ class LakeFS:
 
     def exists(self, path: str) -> bool:
         return self._fs.get_file_info(path).type != pafs.FileType.NotFound
+
+    def walk(self, folder: str) -> list[tuple[str, int, int]]:
+        """(path, size, modification time in ns) of every file under ``folder``, at any
+        depth (one listing on object storage); [] when it does not exist."""
+        infos = self._fs.get_file_info(pafs.FileSelector(folder, allow_not_found=True, recursive=True))
+        return [(i.path, i.size, i.mtime_ns or 0) for i in infos if i.type == pafs.FileType.File]
 
     def makedirs(self, folder: str) -> None:
         self._fs.create_dir(folder, recursive=True)
@@ -166,13 +193,18 @@ class LakeFS:
 
 
 def open_fs(location: str | os.PathLike[str]) -> LakeFS:
-    """The filesystem of the lake at ``location``: a local folder (or ``file://`` URI)."""
+    """The filesystem of the lake at ``location``: a local folder (or ``file://`` URI) or
+    ``s3://bucket/prefix`` (``storage.objectstore``; where the server is: the AWS
+    variables of the environment)."""
     text = os.fspath(location)
     if text.startswith("file://"):
         text = text[len("file://"):]
+    elif is_remote(text):
+        from storage.objectstore import ObjectLakeFS
+
+        return ObjectLakeFS(text)
     elif _SCHEME.match(text):
         raise LakeLocationError(
-            f"lake location {text!r}: only local folders are supported in this version "
-            "(object storage needs a commit protocol without renames, not built yet)"
+            f"lake location {text!r}: a local folder or s3://bucket/prefix (S3-compatible object storage)"
         )
     return LakeFS(text)

@@ -34,8 +34,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from storage import agents, compaction, derived
-from storage.files import (SEED_DATE, SEED_NAME, DataFile, LakeError, check_batch_id, data_files, day_globs,
-                           partition_dir, partitions, write_parquet)
+from storage.files import (SEED_DATE, SEED_NAME, DataFile, LakeError, check_batch_id, check_owner, data_files,
+                           day_globs, owner_of, partition_dir, partitions, write_parquet)
 from storage.files import table as _table
 from storage.fs import LakeFS, open_fs
 from storage.schema import PARTITION_COLUMN, SCHEMA_VERSION, SIGNAL, SPANS, Table, tables
@@ -49,9 +49,15 @@ MANIFEST_NAME = "_lake.json"
 
 
 class Lake:
-    def __init__(self, root: str | Path) -> None:
+    """``owner``: the id of the collector writing through this object (``storage.files.
+    owner_of``; None: the lake's only writer) — it compacts and recovers only its own files."""
+
+    def __init__(self, root: str | Path, owner: str | None = None) -> None:
+        check_owner(owner)
+        self.owner = owner
         self.fs: LakeFS = open_fs(root)
-        self.root = Path(self.fs.root)
+        self.location = self.fs.location  # a folder or s3://bucket/prefix: what open_lake takes
+        self.root: Path | str = Path(self.fs.root) if self.fs.is_local else self.location
 
     # ------------------------------------------------------------------ layout
     def table_dir(self, table: str) -> Path:
@@ -130,8 +136,9 @@ class Lake:
         """Delete part files of batches >= batch_id (written but never checkpointed) and temp files.
 
         ``suffix``: only batches whose id ends with it (one flusher worker's files,
-        e.g. ``_0``); the other workers' files are theirs to judge. Signal tables only:
-        derived tables belong to processors.
+        e.g. ``_0``); the other workers' files are theirs to judge. Only this object's
+        ``owner``'s files: other collectors' are theirs. Signal tables only: derived
+        tables belong to processors.
         """
         check_batch_id(batch_id)
         fs = self.fs
@@ -145,6 +152,7 @@ class Lake:
                     stale_part = (
                         f is not None
                         and f.kind_rank == 1
+                        and owner_of(f.batch_id) == self.owner
                         and f.batch_id >= batch_id
                         and (suffix is None or f.batch_id.endswith(suffix))
                     )
@@ -191,12 +199,12 @@ class Lake:
         t = _table(table)
         if t.kind != SIGNAL:
             return derived.compact(self.fs, t, min_files=min_files)
-        return compaction.compact(self.fs, t, below_batch_id=below_batch_id, min_files=min_files,
+        return compaction.compact(self.fs, t, below_batch_id=below_batch_id, owner=self.owner, min_files=min_files,
                                   target_rows=target_rows, target_bytes=target_bytes)
 
     def _recover(self, t: Table) -> None:
         if t.kind == SIGNAL:
-            compaction.recover(self.fs, t)
+            compaction.recover(self.fs, t, self.owner)
         else:
             derived.recover(self.fs, t)
 

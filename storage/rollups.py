@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import os
 import posixpath
 import time
 from dataclasses import dataclass
@@ -102,12 +103,27 @@ def current(root: str | Path) -> Snapshot | None:
         return None
     if m.get("format") != FORMAT:
         return None  # the next refresh rebuilds it
-    return _snap(folder, m)
+    return _snap(fs, folder, m)
 
 
-def _snap(folder: str, m: dict[str, Any]) -> Snapshot:
+def stamp(root: str | Path) -> tuple[int, ...] | None:
+    """What changes when the manifest is replaced (a cheap check before ``current``): its
+    time, size and, on local disk, inode; None while there is none."""
+    fs = open_fs(root)
+    path = fs.path(*FOLDER, MANIFEST)
+    if fs.is_local:
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return None
+        return st.st_mtime_ns, st.st_size, st.st_ino
+    found = [(size, mtime) for p, size, mtime in fs.walk(posixpath.dirname(path)) if p == path]
+    return (found[0][1], found[0][0]) if found else None
+
+
+def _snap(fs: LakeFS, folder: str, m: dict[str, Any]) -> Snapshot:
     def at(name: str) -> str:
-        return posixpath.join(folder, name)
+        return fs.uri(posixpath.join(folder, name))  # as DuckDB reads it (a bucket: s3://...)
 
     return Snapshot(m["version"], {a: at(n) for a, n in m["base"].items()}, at(EMPTY), at(m["delta"]),
                     at(m["index"]), m["built_at"])
@@ -186,7 +202,7 @@ def _refresh(fs: LakeFS, folder: str) -> Refreshed:
         if new[EVALS.name]:
             ids = sorted(set(_trace_ids(con, fs, new[EVALS.name])) - recomputed)  # those got their score above
             con.execute(sql.TOUCHED_TABLE, {"ids": ids})
-            rows = _conform(con.sql(sql.RESCORED, params=bind(sql.RESCORED, _snapshot(folder, m))).to_arrow_table())
+            rows = _conform(con.sql(sql.RESCORED, params=bind(sql.RESCORED, _snapshot(fs, folder, m))).to_arrow_table())
             merged |= _step(fs, folder, con, m, rows, {EVALS.name: new[EVALS.name]})
             touched += len(ids)
         clusters = {t.name: new[t.name] for t in (FAILURE_CLUSTERS, CLUSTER_MEMBERS) if new[t.name]}
@@ -206,7 +222,7 @@ def _step(fs: LakeFS, folder: str, con: Any, m: dict[str, Any], rows: pa.Table,
     delta, or — once the delta is big — new base files for the agents it touches and a new
     trace index. Touched traces that are no longer runs get a tombstone. Returns whether
     the delta was merged."""
-    snap = _snapshot(folder, m)
+    snap = _snapshot(fs, folder, m)
     con.register("fresh_rows", rows)
     gone = [r[0] for r in con.execute(f"WITH {sql.RUNS_CTE} {sql.GONE}", bind(sql.RUNS_CTE, snap)).fetchall()]
     if gone:
@@ -273,8 +289,8 @@ def _by_agent(rows: pa.Table) -> list[tuple[str, pa.Table]]:
     return [(agents[a], rows.slice(a, b - a)) for a, b in zip(cuts, cuts[1:])]
 
 
-def _snapshot(folder: str, m: dict[str, Any]) -> dict[str, Any]:
-    snap = _snap(folder, m)
+def _snapshot(fs: LakeFS, folder: str, m: dict[str, Any]) -> dict[str, Any]:
+    snap = _snap(fs, folder, m)
     return {**snap.params, "empty": snap.empty, "index": snap.index}
 
 
@@ -304,10 +320,11 @@ def _connection(fs: LakeFS) -> Any:
 
     from storage.queries import lockdown, views
 
-    con = duckdb.connect(":memory:", config={"memory_limit": MEMORY_LIMIT, "temp_directory": fs.path("_tmp"),
+    con = duckdb.connect(":memory:", config={"memory_limit": MEMORY_LIMIT, "temp_directory": fs.spill_dir(),
                                              "preserve_insertion_order": False})
+    fs.attach(con)
     con.execute(lockdown.SET_TIME_ZONE_UTC)
-    for stmt in views.view_ddl(fs.root):
+    for stmt in views.view_ddl(fs.location):
         con.execute(stmt)
     return con
 
@@ -323,7 +340,7 @@ def _restrict(con: Any, fs: LakeFS, days: set[str]) -> None:
         files[t.name] = [fs.uri(f.path) for f in data_files(fs, t) if t is EVALS or _day(f) in days] + [
             # read_parquet needs a file: the seed has the schema and no rows
             fs.uri(posixpath.join(partition_dir(fs, t, SEED_DATE), SEED_NAME))]
-    for stmt in sql.restricted_views_sql(fs.root, files[SPANS.name], files[LOGS.name], files[EVALS.name]):
+    for stmt in sql.restricted_views_sql(fs.location, files[SPANS.name], files[LOGS.name], files[EVALS.name]):
         con.execute(stmt)
 
 

@@ -33,3 +33,26 @@ def make_collector(tmp_path: Path) -> Iterator:
 @pytest.fixture
 def collector(make_collector):
     return make_collector()
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator:
+    """A real S3-compatible server (moto's, a process of its own) for the session."""
+    from otelbench.testing.s3 import s3_server as start
+
+    with start() as server:
+        server.make_bucket("lakes")
+        yield server
+
+
+@pytest.fixture
+def s3_lake(s3_server, monkeypatch, request) -> str:
+    """``s3://lakes/<test>``: an empty prefix of the session's bucket, with the AWS
+    variables that find it set for this test (and the processes it starts)."""
+    import re
+    import uuid
+
+    for k, v in s3_server.env.items():
+        monkeypatch.setenv(k, v)
+    name = re.sub(r"[^a-z0-9]+", "-", request.node.name.lower())[:40].strip("-")
+    return f"s3://lakes/{name}-{uuid.uuid4().hex[:6]}"

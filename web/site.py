@@ -85,17 +85,10 @@ class Site:
 
     def snapshot(self) -> Any:
         """The rollup's files now (built on first use when the lake has none)."""
-        import os
-
         from storage import rollups
 
         self._start_refresher()
-        manifest = Path(self.lake_root, *rollups.FOLDER, rollups.MANIFEST)
-        try:
-            st = os.stat(manifest)
-        except FileNotFoundError:
-            st = None
-        key = (st.st_mtime_ns, st.st_size, st.st_ino) if st else None
+        key = rollups.stamp(self.lake_root)
         if key is None or self._snapshot[0] != key:
             # none yet, or of another format: build it now (or wait for whoever does)
             with self._refreshing:  # the refresher thread's fold, if one runs, ends first

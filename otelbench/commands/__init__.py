@@ -16,7 +16,7 @@ def add_lake_args(p: argparse.ArgumentParser) -> None:
     from storage import DEFAULT_LAKE
 
     p.add_argument("--config", default=None, help="config file (its privacy: section and lake path)")
-    p.add_argument("--lake", type=Path, default=None, help=f"lake folder (default: the config's, else {DEFAULT_LAKE})")
+    p.add_argument("--lake", default=None, help=f"lake folder or s3://bucket/prefix (default: the config's, else {DEFAULT_LAKE})")
 
 
 def lake_and_config(args: Any, command: str) -> tuple[Path | str, Config | None] | None:

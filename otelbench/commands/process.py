@@ -32,10 +32,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        "(docs/config.md); without one, the defaults (the embedded model judges).")
     p.add_argument("--config", default=None,
                    help=f"config file (default: ./{DEFAULT_CONFIG_PATH} when it exists, else the defaults)")
-    p.add_argument("--lake", type=Path, default=None,
-                   help=f"lake folder (default: the config's exporters.parquet.path, else {DEFAULT_LAKE})")
+    p.add_argument("--lake", default=None,
+                   help=f"lake folder or s3://bucket/prefix (default: the config's exporters.parquet.path, else {DEFAULT_LAKE})")
     p.add_argument("--only", choices=("judge", "clusters"), default=None, help="run one processor")
     p.add_argument("--agent", default=None, metavar="NAME", help="only this agent's runs")
+    p.add_argument("--shard", type=_shard, default=None, metavar="I/N",
+                   help="judge only shard I of N of the runs (by trace id), so N workers split the judging; "
+                        "only shard 1 clusters the failures")
     p.set_defaults(func=run)
 
 
@@ -58,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         with endpoint(config.processors, args.only) as llm:
             report = pipeline.run(config.processors, config.privacy, lake, llm=llm, only=args.only,
-                                  agent=args.agent, progress=progress, telemetry_endpoint=telemetry)
+                                  agent=args.agent, progress=progress, telemetry_endpoint=telemetry,
+                                  shard=args.shard)
     except pipeline.ProcessorError as exc:
         done()
         print(f"otelbench process: {exc}", file=sys.stderr)
@@ -68,6 +72,13 @@ def run(args: argparse.Namespace) -> int:
     if report.judge_model and telemetry is None:
         print("the judge's own calls were not traced: no collector listens (set OTEL_EXPORTER_OTLP_ENDPOINT)")
     return 0 if report.judge_errors == 0 or report.judged else 1
+
+
+def _shard(text: str) -> tuple[int, int]:
+    i, sep, n = text.partition("/")
+    if not (sep and i.isdigit() and n.isdigit() and 1 <= int(i) <= int(n)):
+        raise argparse.ArgumentTypeError(f"{text!r}: I/N with 1 <= I <= N, e.g. 2/4")
+    return int(i), int(n)
 
 
 SIGTERM_EXIT = 128 + signal.SIGTERM

@@ -29,7 +29,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--lake", type=Path, default=DEFAULT_LAKE, help=f"lake folder (default: {DEFAULT_LAKE})")
+    parser.add_argument("--lake", default=DEFAULT_LAKE, help=f"lake folder or s3://bucket/prefix (default: {DEFAULT_LAKE})")
     parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
     parser.add_argument(
         "--print-views",

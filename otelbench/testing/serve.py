@@ -88,9 +88,3 @@ def serve_web(lake: Path, *, config: Path | None = None) -> Iterator[str]:
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=60)
 
-
-def free_port() -> int:
-    """A port free now on 127.0.0.1 (for a server that cannot be told to pick one itself)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]

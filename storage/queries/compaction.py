@@ -13,25 +13,26 @@ from storage.schema import Table
 DISABLE_PROGRESS_BAR = "SET enable_progress_bar = false"
 
 
-def compact_sql(columns: Sequence[str], key: Sequence[str]) -> str:
+def compact_sql(columns: Sequence[str], key: Sequence[str], others: bool = False) -> str:
     """Rows of ``$files`` as one stream, without key repeats.
 
     Of rows sharing ``key``, the first (earliest file, then row) is kept. Duplicates are
     found on the key columns alone; the full rows only stream (no ORDER BY: DuckDB's
     sort cannot spill kilobyte strings; ``storage.rowgroups`` orders the row groups).
-    ``columns``: the ones the files have.
+    ``columns``: the ones the files have. ``others``: also drop the rows whose key one of
+    the files ``$others`` holds (another collector's, which keeps it: storage.compaction).
     """
-    ctes, rows = _compact_rows(key)
+    ctes, rows = _compact_rows(key, others)
     cols = ", ".join(ident(c) for c in columns)
     return f"{ctes} SELECT {cols} FROM {rows}"
 
 
-def compact_spans_sql(columns: Sequence[str], key: Sequence[str]) -> str:
+def compact_spans_sql(columns: Sequence[str], key: Sequence[str], others: bool = False) -> str:
     """``compact_sql`` for spans, with ``resolved_agent`` filled from ``agents_found``
     (trace_id, span_id, resolved_agent: what ``storage.agents`` resolved for the rows that
     need it, registered by storage.compaction). A row it could not resolve stays NULL: the
     views' join resolves it at query time, a later compaction for good."""
-    ctes, rows = _compact_rows(key)
+    ctes, rows = _compact_rows(key, others)
     given = "s.resolved_agent" if "resolved_agent" in columns else "NULL"
     resolved = f"coalesce({given}, s.agent_name, f.agent) AS resolved_agent"
     cols = ", ".join(resolved if c == "resolved_agent" else f"s.{ident(c)}" for c in columns)
@@ -75,7 +76,7 @@ SEMI JOIN unresolved_traces USING (trace_id)
 WHERE agent_name IS NOT NULL"""
 
 
-def _compact_rows(key: Sequence[str]) -> tuple[str, str]:
+def _compact_rows(key: Sequence[str], others: bool = False) -> tuple[str, str]:
     """The CTEs shared by the compaction queries, and the relation of the rows kept."""
     # NOT MATERIALIZED: each use reads only the columns it needs, straight from the files
     src = (
@@ -86,14 +87,23 @@ def _compact_rows(key: Sequence[str]) -> tuple[str, str]:
     if not key:
         return f"WITH src AS NOT MATERIALIZED ({src})", "src"
     keys = ", ".join(ident(k) for k in key)
+    elsewhere = anti = ""
+    if others:
+        # the other files' rows are only probed against these files' keys (the build side)
+        elsewhere = f"""
+elsewhere AS (
+    SELECT {keys} FROM read_parquet($others, union_by_name = true, hive_partitioning = false)
+    SEMI JOIN (SELECT {keys} FROM src) AS mine USING ({keys})
+),"""
+        anti = f" ANTI JOIN elsewhere USING ({keys})"
     return (
         f"""WITH src AS NOT MATERIALIZED ({src}),
 dup_keys AS (SELECT {keys} FROM src GROUP BY ALL HAVING count(*) > 1),
 drop_rows AS (
     SELECT _file, _row FROM src SEMI JOIN dup_keys USING ({keys})
     QUALIFY row_number() OVER (PARTITION BY {keys} ORDER BY _file, _row) > 1
-),
-kept AS NOT MATERIALIZED (SELECT * FROM src ANTI JOIN drop_rows USING (_file, _row))""",
+),{elsewhere}
+kept AS NOT MATERIALIZED (SELECT * FROM src ANTI JOIN drop_rows USING (_file, _row){anti})""",
         "kept",
     )
 

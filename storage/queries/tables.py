@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from storage import is_remote
 from storage.schema import PARTITION_COLUMN, SIGNAL, Table
 
 _GLOB_CHARS = set("*?[]{}")
@@ -26,9 +27,14 @@ def ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def lake_location(lake_root: str | Path) -> str:
+    """The lake's location as SQL reads it: an absolute folder, or ``s3://bucket/prefix``."""
+    return str(lake_root).rstrip("/") if is_remote(lake_root) else str(Path(lake_root).absolute())
+
+
 def table_glob(lake_root: str | Path, table: str) -> str:
     """Every Parquet file of ``table``; hidden temp files and journals never match."""
-    root = str(Path(lake_root).absolute())
+    root = lake_location(lake_root)
     if _GLOB_CHARS & set(root):
         # the path becomes a glob pattern: a '[' in a folder name would silently match nothing
         raise ValueError(f"lake path must not contain any of {''.join(sorted(_GLOB_CHARS))}: {root}")

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from storage.queries.bench import bench_results_sql, bench_tests_sql
 from storage.queries.suites import suite_cases_sql, suite_runs_sql
-from storage.queries.tables import parents_cte, read_table_sql, view_sql
+from storage.queries.tables import lake_location, parents_cte, read_table_sql, view_sql
 from storage.schema import tables
 
 # The views this module defines, beside one per lake table (storage.queries.tables).
@@ -318,6 +318,6 @@ def view_ddl(lake_root: str | Path) -> list[str]:
 
 def print_views(lake_root: str | Path) -> str:
     """The views as a script for the ``duckdb`` CLI: ``otelbench sql --print-views | duckdb``."""
-    header = f"-- otelbench views over the lake at {Path(lake_root).absolute()}\n\n"
+    header = f"-- otelbench views over the lake at {lake_location(lake_root)}\n\n"
     return header + "".join(stmt + ";\n\n" for stmt in view_ddl(lake_root))
 

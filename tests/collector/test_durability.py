@@ -50,39 +50,54 @@ def _span_ids(req) -> list[tuple[str, str]]:
     return [(s.trace_id.hex(), s.span_id.hex()) for s in req.resource_spans[0].scope_spans[0].spans]
 
 
+class Load:
+    """Clients sending agent traces as fast as ``url`` answers, until ``kill_when`` spans
+    more are acknowledged; then the collector is killed with -9. What it acknowledged is
+    in ``acked`` (span keys), what it did not answer or refused in ``unacked`` (requests,
+    for the clients to retry, as OTLP SDKs do)."""
+
+    def __init__(self) -> None:
+        self.acked: list[tuple[str, str]] = []
+        self.unacked: list = []
+        self.lock = threading.Lock()
+
+    def kill_under_load(self, server: Server, more: int, seeds: range, timeout: float = 10) -> bool:
+        stop, loaded = threading.Event(), threading.Event()
+        target = len(self.acked) + more
+
+        def client(seed: int) -> None:
+            rng = random.Random(seed)
+            with httpx.Client(timeout=timeout) as http:
+                while not stop.is_set():
+                    req = agent_request(rng, 100, agent=f"agent-{seed}")
+                    try:
+                        r = http.post(server.url + "/v1/traces", content=req.SerializeToString(), headers=PB)
+                    except httpx.HTTPError:
+                        with self.lock:
+                            self.unacked.append(req)
+                        return
+                    with self.lock:
+                        (self.acked.extend(_span_ids(req)) if r.status_code == 200 else self.unacked.append(req))
+                        if len(self.acked) >= target:
+                            loaded.set()
+
+        threads = [threading.Thread(target=client, args=(seed,)) for seed in seeds]
+        [t.start() for t in threads]
+        reached = loaded.wait(300)  # a guard against a hang, not a bound on speed
+        os.kill(server.proc.pid, signal.SIGKILL)
+        server.proc.wait()
+        stop.set()
+        [t.join() for t in threads]
+        return reached
+
+
 @pytest.mark.slow
 def test_kill9_under_load_then_restart_loses_and_duplicates_nothing(tmp_path):
     config = _write_config(tmp_path)
-    server = Server(config)
-    acked: list[tuple[str, str]] = []
-    unacked = []
-    lock = threading.Lock()
-    stop = threading.Event()
-    under_load = threading.Event()  # 20,000 spans acknowledged: the flusher is mid-way, the WAL holds unflushed data
-
-    def client(seed: int) -> None:
-        rng = random.Random(seed)
-        with httpx.Client(timeout=10) as http:
-            while not stop.is_set():
-                req = agent_request(rng, 100, agent=f"agent-{seed}")
-                try:
-                    r = http.post(server.url + "/v1/traces", content=req.SerializeToString(), headers=PB)
-                except httpx.HTTPError:
-                    with lock:
-                        unacked.append(req)
-                    return
-                with lock:
-                    (acked.extend(_span_ids(req)) if r.status_code == 200 else unacked.append(req))
-                    if len(acked) >= 20_000:
-                        under_load.set()
-
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(4)]
-    [t.start() for t in threads]
-    loaded = under_load.wait(300)  # a guard against a hang, not a bound on speed
-    os.kill(server.proc.pid, signal.SIGKILL)
-    server.proc.wait()
-    stop.set()
-    [t.join() for t in threads]
+    load = Load()
+    # 20,000 spans acknowledged: the flusher is mid-way, the WAL holds unflushed data
+    loaded = load.kill_under_load(Server(config), 20_000, range(4))
+    acked, unacked = load.acked, load.unacked
     assert loaded, f"only {len(acked)} spans acknowledged"
     before_restart = len(acked)
 

@@ -74,3 +74,44 @@ def test_only_runs_in_the_window_are_judged_and_clustered(tmp_path):
     with open_lake(tmp_path) as gw:
         assert gw.query("SELECT trace_id[-1:] FROM evals").rows == [("2",)]
         assert gw.query("SELECT trace_id[-1:], cluster_id FROM cluster_members").rows == [("2", -1)]
+
+
+def test_shards_split_the_runs_without_overlap_or_gaps():
+    runs = pl.DataFrame({"trace_id": [f"{i:032x}" for i in range(3000)]})
+    parts = [pipeline.in_shard(runs, (i, 3)) for i in (1, 2, 3)]
+    ids = [set(p["trace_id"]) for p in parts]
+    assert sum(map(len, ids)) == 3000 and set().union(*ids) == set(runs["trace_id"])
+    assert all(800 < len(i) < 1200 for i in ids)
+    assert pipeline.in_shard(runs.reverse(), (2, 3))["trace_id"].sort().equals(parts[1]["trace_id"].sort())
+    assert pipeline.in_shard(runs, None).height == 3000
+
+
+def test_two_shards_judge_every_run_once_on_a_lake_in_a_bucket(s3_lake):
+    """Two workers (shards 1/2 and 2/2) share the judging of a lake in a bucket: every run
+    scored exactly once."""
+    import json
+
+    import openai
+
+    from otelbench.testing.judge_stub import JudgeStub
+    from otelbench.testing.rows import agent, batch
+    from storage.duckdb import open_lake
+
+    def msg(role, text):
+        return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}])
+
+    lake = Lake(s3_lake)
+    lake.init()
+    lake.write_batch("01", batch(spans=[
+        agent(n, 1, name="a", at=60.0 * n, input_messages=msg("user", f"task {n}"),
+              output_messages=msg("assistant", f"answer {n}")) for n in range(1, 13)]))
+    settings = Processors(window_hours=24 * 365 * 50, clusters=Clusters(describe=False))
+    reports = []
+    with JudgeStub() as stub:
+        llm = pipeline.Llm(openai.OpenAI(base_url=stub.base_url, api_key="x", max_retries=0), "stub-judge", True)
+        for shard in ((1, 2), (2, 2), (1, 2)):  # the third: shard 1 again, nothing left to judge
+            reports.append(pipeline.run(settings, Privacy(), s3_lake, llm=llm, only="judge", shard=shard))
+    assert [r.judged + r.judge_errors for r in reports][2] == 0
+    assert sum(r.judged + r.judge_errors for r in reports) == 12 and all(r.judged for r in reports[:2])
+    with open_lake(s3_lake) as gw:
+        assert gw.query("SELECT count(*), count(DISTINCT trace_id) FROM evals").rows == [(12, 12)]

@@ -262,3 +262,10 @@ def test_serve_judges_on_a_schedule_and_never_judges_the_judges_calls(tmp_path):
             assert rows(lake, "SELECT count(*) FROM agent_runs")[0][0] == len(RUNS)
     assert served.proc.returncode == 0, served.err
     assert "judging and clustering every 1s" in served.out
+
+
+@pytest.mark.parametrize("shard", ["0/2", "3/2", "1", "a/b"])
+def test_a_bad_shard_is_refused_with_the_form_expected(shard, tmp_path):
+    out = subprocess.run([sys.executable, "-m", "otelbench", "process", "--lake", str(tmp_path), "--shard", shard],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "I/N with 1 <= I <= N" in out.stderr

@@ -20,9 +20,15 @@ def test_local_paths_and_file_uris(tmp_path: Path) -> None:
     assert open_fs("relative/lake").root == str(Path("relative/lake").absolute())
 
 
-@pytest.mark.parametrize("location", ["s3://bucket/lake", "gs://b/l", "https://host/lake"])
-def test_object_storage_is_refused_with_a_reason(location: str) -> None:
-    with pytest.raises(LakeLocationError, match="only local folders"):
+@pytest.mark.parametrize("location", ["gs://b/l", "https://host/lake"])
+def test_other_schemes_are_refused_with_a_reason(location: str) -> None:
+    with pytest.raises(LakeLocationError, match="a local folder or s3://bucket/prefix"):
+        open_fs(location)
+
+
+@pytest.mark.parametrize("location", ["s3://", "s3:///x", "s3://b/p*", "s3://b/it's"])
+def test_a_bad_bucket_location_is_refused_with_a_reason(location: str) -> None:
+    with pytest.raises(LakeLocationError, match="lake location"):
         open_fs(location)
 
 

@@ -266,7 +266,7 @@ def test_compact_fills_columns_missing_from_older_files(lake: Lake) -> None:
     old = columnar("spans", [span(7, 7)])
     del old["tool_name"]  # a file from before the column existed
     schema = pa.schema([f for f in SPANS.schema if f.name != "tool_name"])
-    pq.write_table(pa.Table.from_pydict(old, schema=schema), lake.table_dir("spans") / "date=2025-03-14" / f"part-{bid(0)}_old-0.parquet")
+    pq.write_table(pa.Table.from_pydict(old, schema=schema), lake.table_dir("spans") / "date=2025-03-14" / f"part-{bid(0)}_9-0.parquet")
     assert lake.compact("spans", below_batch_id=bid(100), min_files=3) == 3
     table = pq.read_table(lake.files("spans")[0])
     assert table.schema.equals(SPANS.stored_schema) and table.num_rows == 5
