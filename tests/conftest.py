@@ -41,18 +41,18 @@ def s3_server() -> Iterator:
     from otelbench.testing.s3 import s3_server as start
 
     with start() as server:
-        server.make_bucket("lakes")
         yield server
 
 
 @pytest.fixture
 def s3_lake(s3_server, monkeypatch, request) -> str:
-    """``s3://lakes/<test>``: an empty prefix of the session's bucket, with the AWS
-    variables that find it set for this test (and the processes it starts)."""
+    """``s3://<a new bucket>/lake``, with the AWS variables that find it set for this test
+    (and the processes it starts). A bucket per test: moto lists a prefix by scanning its
+    bucket's every key, so a shared bucket made later tests' listings slow."""
     import re
     import uuid
 
     for k, v in s3_server.env.items():
         monkeypatch.setenv(k, v)
     name = re.sub(r"[^a-z0-9]+", "-", request.node.name.lower())[:40].strip("-")
-    return f"s3://lakes/{name}-{uuid.uuid4().hex[:6]}"
+    return s3_server.make_bucket(f"{name}-{uuid.uuid4().hex[:8]}") + "/lake"

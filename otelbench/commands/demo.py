@@ -135,6 +135,12 @@ def run(args: argparse.Namespace) -> int:
 
     from otelbench.commands.serve import Services
 
+    from storage import is_remote
+
+    if is_remote(args.lake):
+        print("otelbench demo: --lake is a local folder here; a lake in a bucket is the collector's "
+              "exporters.parquet.path (docs/object-storage.md)", file=sys.stderr)
+        return 2
     console = Console()
     progress = Progress(console)
     Path(args.lake).mkdir(parents=True, exist_ok=True)

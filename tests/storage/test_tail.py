@@ -61,3 +61,17 @@ def test_a_derived_tables_commits(lake: Lake) -> None:
         "judge_version": ["v"], "method": ["json"], "error": [None], "raw_answer": [None], "attempts": [1],
         "input_truncated": [False], "judged_at": [at]}))
     assert follower.poll() == [{"trace_id": "t1", "agent": "calc", "score": 0.75, "_tombstone": False}]
+
+
+def test_a_follower_of_a_lake_in_a_bucket_sees_new_files_and_not_merges(s3_lake: str) -> None:
+    """No folder times in a bucket: the listing's fingerprint says what changed."""
+    lake = Lake(s3_lake)
+    lake.init()
+    lake.write_batch(bid(1), batch(spans=[agent(trace=1)]))
+    follower = NewRows(s3_lake, "spans", COLUMNS)
+    follower.start()
+    assert follower.poll() == []
+    lake.write_batch(bid(2), batch(spans=[agent(trace=2, name="calc"), llm(trace=2)]))
+    assert [(r["trace_id"][-1], r["span_id"][-1]) for r in follower.poll()] == [("2", "1"), ("2", "2")]
+    assert lake.compact("spans", below_batch_id=bid(3), min_files=2) == 2
+    assert follower.poll() == []  # the merge holds nothing new

@@ -46,3 +46,28 @@ def test_the_web_over_a_bucket_answers_as_over_a_folder(s3_lake: str, tmp_path: 
     assert status == "error" and page == 200
     assert rollups.stamp(s3_lake) is not None  # the rollup lives in the bucket beside the lake
     assert rollups.current(s3_lake).index.startswith(s3_lake + "/_rollups/")
+
+
+def test_otelbench_mcp_over_a_bucket_answers_as_over_a_folder(s3_lake: str, tmp_path: Path) -> None:
+    import os
+    import sys
+
+    from mcp import StdioServerParameters
+
+    from otelbench.testing.serve import ROOT
+    from processors.config import Privacy
+    from tests.web.test_mcp import answer
+    from web import mcp_server
+    from web.site import Site
+
+    for location in (s3_lake, tmp_path / "lake"):
+        lk = Lake(location)
+        lk.init()
+        lk.write_batch("0001", _runs())
+    # the AWS variables reach the server only when given: the stdio client passes a safe few
+    command = StdioServerParameters(command=sys.executable, args=["-m", "otelbench", "mcp", "--lake", s3_lake],
+                                    cwd=str(ROOT), env=dict(os.environ))
+    from_bucket = answer(command, "get_agent", {"name": "planner"})["agent"]
+    from_folder = answer(mcp_server.build(Site(tmp_path / "lake", Privacy(), refresh_s=0)), "get_agent",
+                         {"name": "planner"})["agent"]
+    assert from_bucket["runs"] == 10 and from_bucket == {**from_folder, "url": from_bucket["url"]}
