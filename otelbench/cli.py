@@ -37,6 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     for name in COMMANDS:
         importlib.import_module(name).add_parser(sub)
+    for command in sub.choices.values():
+        command.add_argument("--verbose", action="store_true",
+                             help="also show the libraries' own log lines (gRPC's, for one) on the terminal")
     return parser
 
 
@@ -53,6 +56,11 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     parser = build_parser()
     args = parser.parse_args(argv)
+    if not args.verbose:
+        # gRPC's C core logs at INFO to stderr — e.g. "skipping fork() handlers" each time a
+        # process starts while a gRPC thread runs: noise for a person. Read when grpc is first
+        # imported (every command imports it lazily, after this); children inherit it.
+        os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

@@ -58,6 +58,20 @@ def _levels(text: str) -> tuple[int, ...]:
         raise SystemExit(f"otelbench bench: --concurrency wants numbers like 1,2,4 (got {text!r})")
 
 
+# What a user with nothing listening can do next (printed under "server down").
+NEXT_STEPS = """[bold]To benchmark something:[/]
+  1. the embedded model (SmolLM2-135M, nothing to download):
+       otelbench bench --local --quick
+  2. or serve it and keep it running, then name the URL and model it prints:
+       otelbench model serve --port 8080
+       otelbench bench --base-url http://127.0.0.1:8080/v1 MODEL
+  3. or your own OpenAI-compatible server: --base-url URL (or OPENAI_BASE_URL)
+       LM Studio  http://localhost:1234/v1   (start its local server)
+       Ollama     http://localhost:11434/v1
+       vLLM       http://localhost:8000/v1
+       llama.cpp  http://localhost:8080/v1   (llama-server)"""
+
+
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
@@ -87,6 +101,8 @@ def _bench(args: argparse.Namespace, console, *, started_by_us: bool) -> int:
         from rich.markup import escape
 
         console.print(f"[red]server down:[/] {escape(str(exc))}")
+        if not started_by_us:
+            console.print(NEXT_STEPS, highlight=False)
         return 1
     if args.list:
         return _list(info, args, console)
@@ -197,10 +213,7 @@ def _run_models(info, args, console, started_by_us: bool) -> int:
     if args.json:
         print(json.dumps(results[0] if len(results) == 1 else results, indent=1, default=str))
     if results:
-        console.print(report.summary_table(results))
-    for r in results:
-        console.print(report.tests_table(r)) if r.get("tests") else None
-        console.print(escape(f"saved {r['_file']}"), highlight=False)
+        report.print_results(results, console)
     if not args.no_otel:
         console.print(f"spans: {exported['exported']} exported to {args.otlp_endpoint}"
                       + (f", [red]{exported['failures']} export failures[/]" if exported["failures"] else ""))

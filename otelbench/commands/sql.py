@@ -1,4 +1,5 @@
-"""``otelbench sql``: one read-only query over the lake, printed as a table, CSV or JSON.
+"""``otelbench sql``: one read-only query over the lake, printed as a table fitted to the
+terminal, one block per row (``--format line``), CSV or JSON.
 
 Goes through ``storage.duckdb.open_lake``, so the CLI gets exactly the web UI's views and
 lockdown. ``--print-views`` prints the views as a script for the ``duckdb`` CLI instead.
@@ -8,14 +9,14 @@ from __future__ import annotations
 
 import argparse
 import csv
+import shutil
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, TextIO
 
 from storage import DEFAULT_LAKE
 
-FORMATS = ("table", "csv", "json")
+FORMATS = ("table", "line", "csv", "json")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -30,7 +31,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lake", default=DEFAULT_LAKE, help=f"lake folder or s3://bucket/prefix (default: {DEFAULT_LAKE})")
-    parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
+    parser.add_argument("--format", choices=FORMATS, default="table",
+                        help="table (fitted to the terminal), line (a block per row: wide rows), csv or json "
+                             "(exact values) (default: table)")
+    parser.add_argument("--width", type=int, default=None, metavar="N",
+                        help="fit the table to N columns (default: the terminal's; in a pipe, whole values)")
     parser.add_argument(
         "--print-views",
         action="store_true",
@@ -68,13 +73,18 @@ def run(args: argparse.Namespace) -> int:
             result = gateway.query(sql, max_rows=args.max_rows, timeout_s=args.timeout)
     except (QueryError, ValueError) as exc:
         return _fail(str(exc))
-    render(args.format, result.columns, result.rows, sys.stdout)
+    width = args.width or (shutil.get_terminal_size().columns if sys.stdout.isatty() else None)
+    render(args.format, result.columns, result.rows, sys.stdout, types=result.types, width=width)
     if result.truncated:
         print(f"otelbench sql: only the first {len(result.rows)} rows (--max-rows)", file=sys.stderr)
     return 0
 
 
-def render(fmt: str, columns: list[str], rows: Sequence[tuple[Any, ...]], out: TextIO) -> None:
+def render(fmt: str, columns: list[str], rows: Sequence[tuple[Any, ...]], out: TextIO, *,
+           types: Sequence[str] = (), width: int | None = None) -> None:
+    """``rows`` in ``fmt``; a table or line output for a person (``otelbench.terminal``:
+    ``width`` None keeps whole values), csv and json exact."""
+    from otelbench import terminal
     from storage import values
 
     if fmt == "json":
@@ -84,27 +94,10 @@ def render(fmt: str, columns: list[str], rows: Sequence[tuple[Any, ...]], out: T
         writer.writerow(columns)
         for row in rows:
             writer.writerow([values.text(v) for v in row])
+    elif fmt == "line":
+        terminal.print_records(columns, types, rows, out)
     else:
-        _rich_table(columns, rows, out)
-
-
-def _rich_table(columns: list[str], rows: Sequence[tuple[Any, ...]], out: TextIO) -> None:
-    from rich.console import Console
-
-    from storage import values
-    from rich.table import Table
-    from rich.text import Text
-
-    caption = f"{len(rows)} row" + ("" if len(rows) == 1 else "s")
-    table = Table(header_style="bold", caption=caption)
-    for name in columns:
-        table.add_column(name, overflow="fold")
-    for row in rows:
-        # Text(...), not str: a value like "[red]" must print as itself, not as rich markup
-        table.add_row(*(Text("NULL", style="dim") if v is None else Text(values.text(v)) for v in row))
-    # Piped output: no terminal width to respect, so never squeeze the columns.
-    width = None if out.isatty() else 100_000
-    Console(file=out, width=width, highlight=False, soft_wrap=False).print(table)
+        terminal.print_table(columns, types, rows, out, width)
 
 
 def _fail(message: str) -> int:

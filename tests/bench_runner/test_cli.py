@@ -88,6 +88,10 @@ def test_server_down_is_a_clear_error():
     proc = bench("some-model", "--base-url", f"http://127.0.0.1:{_free_port()}/v1", "--no-otel")
     assert proc.returncode == 1
     assert "server down" in proc.stdout and "no OpenAI-compatible server answers" in proc.stdout
+    # and what to do next, readable at 80 columns (a pipe: rich's 80-column default)
+    for step in ("otelbench bench --local --quick", "otelbench model serve", "Ollama", "LM Studio", "vLLM"):
+        assert step in proc.stdout
+    assert max(len(line) for line in proc.stdout.splitlines()[2:]) <= 80
 
 
 def test_compare_keeps_suite_versions_apart(quick_run, tmp_path):

@@ -185,3 +185,56 @@ def test_limits_are_the_users_to_set(lake: Lake) -> None:
     assert own not in ("953.6 MiB", "61.0 MiB")  # not the gateway's 1 GB default
     slow = otelbench("--lake", str(lake.root), "--timeout", "0.2", "SELECT count(*) FROM range(1000000000000)")
     assert slow.returncode == 1 and "timed out after 0.2 s" in slow.stderr
+
+
+WIDE = ("SELECT trace_id, agent, span_id, start_time, request_model, input_tokens, output_tokens, cost_usd, "
+        "finish_reasons, error_message, input_messages, output_messages, 123456789012345 AS big, "
+        "0.1::DOUBLE + 0.2::DOUBLE AS sum_double, 0.00013425::FLOAT AS f32 FROM llm_calls ORDER BY span_id")
+
+
+@pytest.mark.parametrize("width", [80, 120, 200])
+def test_a_wide_result_fits_the_terminal_with_the_columns_it_leaves_out_named(lake: Lake, width: int) -> None:
+    out = otelbench("--lake", str(lake.root), "--width", str(width), WIDE)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert max(len(line.rstrip()) for line in lines) <= width
+    header = next(line for line in lines if "trace_id" in line)
+    assert "agent" in header and "f32" in header  # the first and the last columns stay
+    shown = [c.strip() for c in header.strip("│ ").split("│")]
+    names = [c.strip() for c in WIDE.split("FROM")[0][len("SELECT"):].split(",")]
+    names = [n.rsplit(" AS ", 1)[-1] for n in names]
+    assert all(c in names or c == "…" for c in shown)  # headers whole, never cut
+    hidden = len(names) - (len(shown) - ("…" in shown))
+    caption = " ".join(lines[lines.index(next(line for line in lines if line.startswith("2 rows"))):])
+    if hidden:
+        assert "…" in shown and f"{hidden} of {len(names)} columns not shown" in caption
+        assert "--format line" in caption
+    else:
+        assert "not shown" not in caption
+    body = "\n".join(lines)
+    if "f32" in shown:
+        assert "0.00013425" in body and "0.00013425000361" not in body  # a FLOAT's own shortest text
+    if "big" in shown:
+        assert "123456789012345" in body  # a number is never cut
+    for long_cell in ("input_messages", "output_messages"):
+        if long_cell in shown:
+            assert "…" in body  # long text shortened, marked
+
+
+def test_piped_output_keeps_whole_values(lake: Lake) -> None:
+    lk = lake
+    lk.write_batch("02", batch(spans=[llm(2, 2, 1, error_message="x" * 300)]))
+    out = otelbench("--lake", str(lk.root), "SELECT error_message, span_id FROM llm_calls WHERE trace_id LIKE '%2'")
+    assert "x" * 300 in out.stdout and "not shown" not in out.stdout
+
+
+def test_line_format_shows_every_column_of_every_row_whole(lake: Lake) -> None:
+    out = otelbench("--lake", str(lake.root), "--format", "line", WIDE)
+    assert out.returncode == 0, out.stderr
+    blocks = out.stdout.strip().split("\n\n")
+    assert len(blocks) == 3 and blocks[-1] == "2 rows"
+    first = dict(line.strip().split(" = ", 1) for line in blocks[0].splitlines() if " = " in line)
+    assert first["agent"] == "triage" and first["big"] == "123456789012345"
+    assert first["sum_double"] == "0.30000000000000004"  # the shortest text that reads back to that double
+    assert first["f32"] == "0.00013425" and first["error_message"] == "NULL"
+    assert '[red]boom[/red], "quoted"' in blocks[1]
