@@ -192,7 +192,13 @@ def test_kill_9_mid_compaction_in_a_bucket_then_recovery_keeps_every_row_once(s3
         proc = subprocess.Popen([sys.executable, "-c", _COMPACT_FOREVER, location, "a"], stdout=subprocess.PIPE,
                                 text=True, env=os.environ)
         assert proc.stdout.readline().strip() == "ready"
-        time.sleep(rng.uniform(0.05, 1.5))
+        # kill it at a random moment once its merge has begun (its journal is in the bucket):
+        # a fixed delay caught nothing on a loaded machine, where the merge starts later
+        deadline = time.monotonic() + 60
+        while not any(n.startswith("_journal") for n in _names(lk)) and proc.poll() is None:
+            assert time.monotonic() < deadline, "the compaction never began"
+            time.sleep(0.01)
+        time.sleep(rng.uniform(0.0, 0.3))
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         assert _count(location) == expected  # readers apply the journal a crash left
