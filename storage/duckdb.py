@@ -228,7 +228,7 @@ class Gateway:
             except duckdb.InterruptException as exc:
                 raise QueryError(f"query timed out after {timeout_s:g} s", "timeout") from exc
             except duckdb.Error as exc:  # an IOException; a bucket's: a Python error through fsspec
-                if attempt == _VANISHED_RETRIES or not self._vanished(exc):
+                if attempt == _VANISHED_RETRIES or not _vanished(exc, self.root):
                     raise QueryError(_message(exc)) from exc
                 # the merge deletes its inputs one by one: give it a moment to finish
                 delay = _VANISHED_WAIT_S * 2**attempt
@@ -238,9 +238,6 @@ class Gateway:
                     timer.cancel()
                 cur.close()
         raise AssertionError("unreachable")
-
-    def _vanished(self, exc: duckdb.Error) -> bool:
-        return _vanished(exc, self.root)
 
     def close(self) -> None:
         self._con.close()

@@ -27,7 +27,7 @@ default chain: profile, instance role), and ``AWS_S3_ADDRESSING_STYLE`` (``path`
 ``virtual``; botocore's setting of that name). The collector's config can override the
 first three (docs/config.md, ``exporters.parquet.s3``).
 
-DuckDB reads the bucket through ``duckdb_filesystem``: pyarrow's S3 client registered as
+DuckDB reads the bucket through ``ObjectLakeFS.attach``: pyarrow's S3 client registered as
 an fsspec filesystem for ``s3://`` (DuckDB's own ``httpfs`` extension needs a download
 that offline machines cannot make), which lists with the journal rule above and answers
 DuckDB's questions about a listed object's size from the listing: a query makes one LIST
@@ -47,7 +47,7 @@ import tempfile
 import threading
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -55,7 +55,9 @@ from urllib.parse import urlsplit
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
+from fsspec.implementations.arrow import ArrowFSWrapper
 
+from storage.files import visible_glob
 from storage.fs import LakeFS, LakeLocationError
 
 SCHEME = "s3://"
@@ -84,11 +86,6 @@ class S3Options:
             region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or None,
             path_style={"path": True, "virtual": False}.get(style),
         )
-
-    def overridden(self, endpoint: str | None, region: str | None, path_style: bool | None) -> S3Options:
-        """These options with the collector config's values where it sets them."""
-        return replace(self, endpoint=endpoint or self.endpoint, region=region or self.region,
-                       path_style=self.path_style if path_style is None else path_style)
 
     def filesystem(self, **kwargs: Any) -> pafs.S3FileSystem:
         """pyarrow's S3 client for these options (``kwargs``: more of its options)."""
@@ -139,11 +136,10 @@ class ObjectLakeFS(LakeFS):
     def folder_mtimes(self, folder: str) -> dict[str, int]:
         """Each subfolder → a fingerprint of the names in it (S3 has no folder times; a
         file appearing or leaving changes it)."""
-        infos = self._fs.get_file_info(pafs.FileSelector(folder, allow_not_found=True, recursive=True))
         names: dict[str, list[str]] = {}
-        for i in infos:
-            rel = posixpath.relpath(i.path, folder)
-            if "/" in rel and i.type == pafs.FileType.File:
+        for path, _, _ in self.walk(folder):
+            rel = posixpath.relpath(path, folder)
+            if "/" in rel:
                 names.setdefault(rel.split("/", 1)[0], []).append(rel)
         return {sub: int.from_bytes(hashlib.blake2b("\n".join(sorted(n)).encode(), digest_size=7).digest(), "big")
                 for sub, n in names.items()}
@@ -240,7 +236,7 @@ class ObjectLakeFS(LakeFS):
     def attach(self, con: Any) -> None:
         """Register this bucket, as the fsspec filesystem DuckDB reads ``s3://`` through,
         on ``con``."""
-        con.register_filesystem(_DuckDBView(self))
+        con.register_filesystem(DuckDBView(self))
 
     def spill_dir(self) -> str:
         folder = os.path.join(tempfile.gettempdir(), "otelbench-duckdb")
@@ -248,56 +244,39 @@ class ObjectLakeFS(LakeFS):
         return folder
 
 
-def _duckdb_view_class() -> type:
-    from fsspec.implementations.arrow import ArrowFSWrapper
+class DuckDBView(ArrowFSWrapper):
+    """pyarrow's S3 client as fsspec for DuckDB: globs list the folder once and apply
+    the compaction journals (``storage.files.visible``); sizes come from the listing."""
 
-    class DuckDBView(ArrowFSWrapper):
-        """pyarrow's S3 client as fsspec for DuckDB: globs list the folder once and apply
-        the compaction journals (``storage.files.visible``); sizes come from the listing."""
+    protocol = "s3"
+    root_marker = ""
+    cachable = False  # one per lake connection, never shared through fsspec's cache
 
-        protocol = "s3"
-        root_marker = ""
-        cachable = False  # one per lake connection, never shared through fsspec's cache
+    def __init__(self, lake: ObjectLakeFS) -> None:
+        super().__init__(lake._fs)
+        self.lake = lake
+        self._sizes: dict[str, tuple[int, int]] = {}  # listed path → size, mtime (ns)
 
-        def __init__(self, lake: ObjectLakeFS) -> None:
-            super().__init__(lake._fs)
-            self.lake = lake
-            self._sizes: dict[str, int] = {}
+    @classmethod
+    def _strip_protocol(cls, path: Any) -> Any:
+        if isinstance(path, list):
+            return [cls._strip_protocol(p) for p in path]
+        return str(path).split("://", 1)[-1].rstrip("/")
 
-        @classmethod
-        def _strip_protocol(cls, path: Any) -> Any:
-            if isinstance(path, list):
-                return [cls._strip_protocol(p) for p in path]
-            return str(path).split("://", 1)[-1].rstrip("/")
+    def glob(self, path: str, **kwargs: Any) -> Any:
+        found = visible_glob(self.lake, self._strip_protocol(path))
+        self._sizes.update(found)
+        names = sorted(found)
+        return {n: self.info(n) for n in names} if kwargs.get("detail") else names
 
-        def glob(self, path: str, **kwargs: Any) -> Any:
-            from storage.files import visible_glob
+    def info(self, path: str, **kwargs: Any) -> dict[str, Any]:
+        stripped = self._strip_protocol(path)
+        listed = self._sizes.get(stripped)
+        if listed is not None:
+            size, mtime_ns = listed
+            when = datetime.datetime.fromtimestamp(mtime_ns / 1e9, datetime.timezone.utc)
+            return {"name": stripped, "size": size, "type": "file", "mtime": when}
+        return super().info(stripped, **kwargs)
 
-            found = visible_glob(self.lake, self._strip_protocol(path))
-            self._sizes.update(found)
-            names = sorted(found)
-            return {n: self.info(n) for n in names} if kwargs.get("detail") else names
-
-        def info(self, path: str, **kwargs: Any) -> dict[str, Any]:
-            stripped = self._strip_protocol(path)
-            listed = self._sizes.get(stripped)
-            if listed is not None:
-                size, mtime_ns = listed
-                when = datetime.datetime.fromtimestamp(mtime_ns / 1e9, datetime.timezone.utc)
-                return {"name": stripped, "size": size, "type": "file", "mtime": when}
-            return super().info(stripped, **kwargs)
-
-        def modified(self, path: str) -> datetime.datetime:
-            return self.info(path)["mtime"]  # fsspec's own gives None for an object gone
-
-    return DuckDBView
-
-
-_DuckDBView_cls: type | None = None
-
-
-def _DuckDBView(lake: ObjectLakeFS) -> Any:  # noqa: N802 — a lazily built class's constructor
-    global _DuckDBView_cls
-    if _DuckDBView_cls is None:
-        _DuckDBView_cls = _duckdb_view_class()
-    return _DuckDBView_cls(lake)
+    def modified(self, path: str) -> datetime.datetime:
+        return self.info(path)["mtime"]  # fsspec's own gives None for an object gone

@@ -9,7 +9,6 @@ caller to put in its (and its children's) environment.
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import subprocess
 import sys
@@ -91,18 +90,3 @@ def s3_server() -> Iterator[S3Server]:
             proc.kill()
         with contextlib.suppress(OSError):
             log.unlink()
-
-
-@contextlib.contextmanager
-def environment(env: dict[str, str]) -> Iterator[None]:
-    """``env`` set in this process (and so its children) while the block runs."""
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
