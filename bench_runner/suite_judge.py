@@ -69,4 +69,8 @@ class SuiteJudge:
 
 
 def describe(judge: Any) -> str:
-    return f"{judge.model} at {judge.base_url}" if isinstance(judge, SuiteJudge) else "none"
+    if not isinstance(judge, SuiteJudge):
+        return "none"
+    # llama-cpp-python names a model by its GGUF's path: the file's name says which
+    model = judge.model.rsplit("/", 1)[-1] if judge.model.startswith("/") else judge.model
+    return f"{model} at {judge.base_url}"

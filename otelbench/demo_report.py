@@ -6,6 +6,7 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from rich.console import Console
+from rich.text import Text
 
 from otelbench.summary import DEMO_SECTIONS, print_summary
 from storage.duckdb import open_lake
@@ -13,8 +14,10 @@ from storage.queries import reports
 
 AGENT = "ops-helper"  # the demo's real agent (otelbench/tool_agent.py)
 OTHER = "sample-triage"  # a simulated one, to compare with
-EXAMPLE_SQL = ("SELECT agent, count(*) AS runs, round(avg(eval_score), 2) AS judge, "
-               "round(sum(cost_usd), 4) AS cost FROM agent_runs GROUP BY agent ORDER BY runs DESC")
+# on lines a shell takes as one argument (inside double quotes), each within 80 columns
+EXAMPLE_SQL = ("SELECT agent, count(*) AS runs, round(avg(eval_score), 2) AS judge,\n"
+               "       round(sum(cost_usd), 4) AS cost\n"
+               "  FROM agent_runs GROUP BY agent ORDER BY runs DESC")
 
 
 def links(lake: str, web: str) -> dict[str, str]:
@@ -43,14 +46,18 @@ def links(lake: str, web: str) -> dict[str, str]:
 
 
 def print_report(lake: str, console: Console, web: str, otlp: str) -> dict[str, str]:
+    """The tables at the console's width; URLs, commands and paths each on one line however
+    long (cut in two, they could not be copied)."""
     print_summary(lake, console, DEMO_SECTIONS, skip_empty=True)
     pages = links(lake, web)
     console.print("\n[bold]Open[/bold]")
     width = max(map(len, pages))
     for what, url in pages.items():
-        console.print(f"  {what:<{width}}  {url}", highlight=False, soft_wrap=True)
-    console.print(f"\n[bold]Send your own agent's telemetry[/bold]  OTEL_EXPORTER_OTLP_ENDPOINT={otlp}", highlight=False)
-    console.print("[bold]Ask the lake[/bold]", highlight=False)
-    console.print(f'  otelbench sql --lake {lake} "{EXAMPLE_SQL}"', highlight=False, soft_wrap=True)
+        console.print(Text(f"  {what:<{width}}  {url}"), soft_wrap=True)
+    console.print("\n[bold]Send your own agent's telemetry[/bold]")
+    console.print(Text(f"  export OTEL_EXPORTER_OTLP_ENDPOINT={otlp}"), soft_wrap=True)
+    console.print("[bold]Ask the lake[/bold]")
+    sql = "\n    ".join(EXAMPLE_SQL.splitlines())
+    console.print(Text(f'  otelbench sql --lake {lake} "\n    {sql}"'), soft_wrap=True)
     return pages
 

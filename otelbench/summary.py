@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rich import box
 from rich.console import Console
-from rich.table import Table
 
+from otelbench.terminal import Column, fitting_tables
 from storage.queries import reports
 from storage.duckdb import open_lake
 
@@ -25,6 +25,7 @@ DEMO_SECTIONS = (
 
 _TEXT_COLUMNS = ("agent", "model", "provider", "tool", "cost_source", "suite_version", "description",
                  "quantization", "confidence", "95% CI")
+_WRAPPED = ("description",)  # long text: folds at its spaces into the width left
 
 
 def _model(value: object) -> str:
@@ -38,7 +39,9 @@ def _fmt(value: object) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
-        return f"{value:,.4f}" if abs(value) < 1 else f"{value:,.1f}"
+        if abs(value) >= 1:
+            return f"{value:,.1f}"
+        return f"{value:.2f}" if round(value, 2) == value else f"{value:.4f}"  # a score; a small cost
     if isinstance(value, int):
         return f"{value:,}"
     return str(value)
@@ -46,24 +49,19 @@ def _fmt(value: object) -> str:
 
 def print_summary(lake: str, console: Console, sections: tuple[tuple[str, str], ...] = SECTIONS,
                   *, skip_empty: bool = False) -> None:
-    gateway = open_lake(lake)
-    if not console.is_terminal:  # piped (CI logs, files): no width to respect, print tables whole
-        console = Console(file=console.file, width=100_000, highlight=False, soft_wrap=False)
-    for title, sql in sections:
-        result = gateway.query(sql)
+    """Each section's rows as tables that fit the console's width (a terminal's, else
+    ``COLUMNS`` or 80: a CI log reads like a terminal): the first column in each table,
+    the columns that do not fit in a second one, descriptions wrapped, nothing cut."""
+    with open_lake(lake) as gateway:
+        results = [(title, gateway.query(sql)) for title, sql in sections]
+    for title, result in results:
         if skip_empty and not result.rows:
             continue
         model = result.columns.index("model") if "model" in result.columns else -1
         rows = [[_model(v) if i == model else _fmt(v) for i, v in enumerate(row)] for row in result.rows]
-        table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
-                      collapse_padding=True)
-        for i, col in enumerate(result.columns):
-            # headers wrap at their spaces; values never: a number keeps every digit, a
-            # long name folds over lines rather than losing its end
-            widest = max((len(r[i]) for r in rows), default=1)
-            text = col in _TEXT_COLUMNS
-            table.add_column(col.replace("_", " "), justify="left" if text else "right", overflow="fold",
-                             min_width=min(widest, 8) if text else widest)
-        for row in rows:
-            table.add_row(*row)
-        console.print(table)
+        columns = [Column(c.replace("_", " "), right=c not in _TEXT_COLUMNS, wrap=c in _WRAPPED)
+                   for c in result.columns]
+        console.print()
+        for part in fitting_tables(columns, rows, console.width, title=title, box=box.SIMPLE_HEAD,
+                                   pad_edge=False, collapse_padding=True):
+            console.print(part)

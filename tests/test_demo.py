@@ -20,6 +20,7 @@ import pytest
 from bench_runner import agent_suite
 from otelbench.testing.serve import free_port, serve_web
 from storage.duckdb import open_lake
+from storage.queries import reports
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.model, pytest.mark.slow]
@@ -37,7 +38,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         [sys.executable, "-m", "otelbench", "demo", "--quick", "--lake", str(tmp / "lake"), "--wal", str(tmp / "wal"),
          "--web-port", ports[0], "--http-port", ports[1], "--grpc-port", ports[2]],
         capture_output=True, text=True, cwd=tmp, timeout=1200,
-        env={**os.environ, "HOME": str(tmp), "COLUMNS": "200"})
+        env={**os.environ, "HOME": str(tmp), "COLUMNS": "80"})  # a CI log reads like an 80-column terminal
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     return {"lake": tmp / "lake", "out": done.stdout, "err": done.stderr, "tmp": tmp}
 
@@ -64,6 +65,43 @@ def test_every_step_ran_and_said_so(demo: dict[str, Any]) -> None:
         assert page in out, page
     assert "otelbench sql --lake" in out
     assert "Traceback" not in out + demo["err"]
+
+
+# printed whole however long: a URL, a command or a path cut in two cannot be copied
+WHOLE = re.compile(r"^  (\S.*?  +http://|export |otelbench sql |agent  |judge  )|^evidence: ")
+
+
+def test_what_it_prints_fits_80_columns(demo: dict[str, Any]) -> None:
+    wide = [line for line in demo["out"].splitlines() if len(line) > 80 and not WHOLE.match(line)]
+    assert not wide, "\n".join(wide)
+    for title in ("Leaderboard: agents", "Models: otelbench bench --quick", "Agent suites", "Failure clusters"):
+        assert title in demo["out"], title
+
+
+@pytest.mark.parametrize("width", [80, 200])
+def test_the_report_shows_every_figure_at_80_and_200_columns(demo: dict[str, Any], width: int) -> None:
+    import io
+
+    from rich.console import Console
+
+    from otelbench.demo_report import print_report
+
+    console = Console(width=width, record=True, file=io.StringIO(), color_system=None)
+    print_report(str(demo["lake"]), console, "http://127.0.0.1:8000", "http://127.0.0.1:4318")
+    text = console.export_text()
+    assert all(len(line) <= width for line in text.splitlines() if not WHOLE.match(line))
+    flat = " ".join(text.split())
+    for r in sql(demo, "SELECT agent, count(*) AS runs FROM agent_runs GROUP BY agent"):
+        assert re.search(rf"^ {re.escape(r['agent'])} +{r['runs']} ", text, re.M), r
+    (bench,) = sql(demo, "SELECT model, quantization, decode_tps_median FROM bench_results")
+    assert bench["model"].rsplit("/", 1)[-1] in text and bench["quantization"] in text
+    assert f"{bench['decode_tps_median']:,.1f}" in text
+    for c in sql(demo, reports.DEMO_CLUSTERS):
+        assert " ".join(str(c["description"]).split()) in flat  # wrapped, never cut
+    for header in ("judge score", "decode tok/s", "prefill tok/s", "TTFT ms", "pass rate", "% of failures"):
+        assert header in text, header  # on one line
+    assert ("(more columns)" in text) == (width == 80)
+    assert "export OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318" in text
 
 
 def test_bench_results_arrived_as_spans(demo: dict[str, Any]) -> None:

@@ -169,7 +169,8 @@ def _run_models(info, args, console, started_by_us: bool) -> int:
     from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from bench_runner import report, runner, servers
+    from bench_runner import runner, servers
+    from otelbench import bench_report as report
     from bench_runner.hardware import probe_hardware
     from bench_runner.spans import BenchSpans
 
@@ -223,7 +224,7 @@ def _run_models(info, args, console, started_by_us: bool) -> int:
 
 
 def _compare(args, console) -> int:
-    from bench_runner import report
+    from otelbench import bench_report as report
 
     files = [Path(f) for f in args.compare] or sorted(Path(args.out).expanduser().glob("*.json"))
     results = []

@@ -58,7 +58,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 class Progress:
-    """Each step as ``[n/6 m:ss] name — what it does and why it takes the time it takes``."""
+    """Each step as ``[n/6 m:ss] name — what it does and why it takes the time it takes``,
+    wrapped under its own start at the console's width (80 in a CI log); what a step says
+    indented under it."""
 
     def __init__(self, console: Any) -> None:
         self.console, self.started, self.n = console, time.monotonic(), 0
@@ -67,21 +69,40 @@ class Progress:
         s = int(time.monotonic() - self.started)
         return f"{s // 60}:{s % 60:02d}"
 
+    def _header(self, name: str, doing: str) -> None:
+        import textwrap
+
+        from rich.text import Text
+
+        self.n = STEPS.index(name) + 1
+        head = f"[{self.n}/{len(STEPS)} {self.elapsed()}] {name} — "
+        lines = textwrap.wrap(doing, max(self.console.width - len(head), 20), break_on_hyphens=False)
+        text = Text(head, style="bold")
+        text.append(("\n" + " " * len(head)).join(lines))
+        self.console.print()
+        self.console.print(text, soft_wrap=True)  # wrapped here, under the step's own start
+
     @contextmanager
     def step(self, name: str, doing: str) -> Iterator[Any]:
-        self.n = STEPS.index(name) + 1
-        self.console.print(f"\n[bold]\\[{self.n}/{len(STEPS)} {self.elapsed()}] {name}[/bold] — {doing}")
+        self._header(name, doing)
         began = time.monotonic()
         with self.console.status(f"{name}…") as status:
             yield status
         self.console.print(f"  done in {time.monotonic() - began:.1f} s")
 
     def skip(self, name: str, why: str) -> None:
-        self.n = STEPS.index(name) + 1
-        self.console.print(f"\n[bold]\\[{self.n}/{len(STEPS)} {self.elapsed()}] {name}[/bold] — skipped: {why}")
+        self._header(name, f"skipped: {why}")
 
     def say(self, text: str) -> None:
-        self.console.print(f"  {text}", highlight=False)
+        from rich.padding import Padding
+        from rich.text import Text
+
+        self.console.print(Padding(Text.from_markup(text), (0, 0, 0, 2), expand=False), highlight=False)
+
+    @property
+    def width(self) -> int:
+        """What a said line has, after its indent."""
+        return self.console.width - 2
 
 
 def _port(preferred: int) -> int:
@@ -190,6 +211,8 @@ def run(args: argparse.Namespace) -> int:
 def _model_server(args: argparse.Namespace, stack: ExitStack, progress: Progress):
     """The embedded model (and Qwen with --two-models) on one llama.cpp server; None (said)
     when it is not installed."""
+    from rich.markup import escape
+
     try:
         import llama_cpp  # noqa: F401
 
@@ -198,7 +221,7 @@ def _model_server(args: argparse.Namespace, stack: ExitStack, progress: Progress
 
         models: list[Path | str] = [find_embedded_model()]
     except Exception as exc:  # noqa: BLE001 — not installed: say so, don't pretend
-        progress.say(f"[yellow]no embedded model ({exc}): the steps that need it are skipped[/yellow]")
+        progress.say(f"[yellow]no embedded model ({escape(str(exc))}): the steps that need it are skipped[/yellow]")
         return None
     if args.two_models:
         from bench_runner import model_fetch
@@ -206,7 +229,7 @@ def _model_server(args: argparse.Namespace, stack: ExitStack, progress: Progress
         try:
             models.append(model_fetch.fetch(log=progress.say))
         except Exception as exc:  # noqa: BLE001 — offline or a bad file: one model it is
-            progress.say(f"[yellow]Qwen2.5-Coder-0.5B not available ({exc}); benchmarking SmolLM2 alone[/yellow]")
+            progress.say(f"[yellow]Qwen2.5-Coder-0.5B not available ({escape(str(exc))}); benchmarking SmolLM2 alone[/yellow]")
     # one model: the judge's prompt cache in RAM; several: a config file, which takes no extra args
     server = stack.enter_context(LlamaServer(models) if len(models) > 1 else
                                  LlamaServer(models[0], extra_args=EMBEDDED_SERVER_ARGS))
@@ -237,17 +260,22 @@ def _sample_runs(otlp: str, runs: int, progress: Progress) -> None:
 def _tool_agent(server: Any, otlp: str, quick: bool, progress: Progress) -> None:
     os.environ.setdefault("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
     from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+    from rich.markup import escape
 
     from otelbench import tool_agent
     from otelbench.demo_agents import exporting
 
+    from otelbench.terminal import shorten
+
     tasks = [t for t in tool_agent.TASKS if not quick or t.id in QUICK_TASKS]
     counts: dict[str, int] = {}
+    id_width = max(len(t.id) for t in tasks)
 
     def done(outcome: Any) -> None:
         key = "ok" if outcome.status == "ok" else outcome.error_type or "error"
         counts[key] = counts.get(key, 0) + 1
-        progress.say(f"{outcome.task_id:<22} {key:<17} {outcome.seconds:4.1f}s  {(outcome.message or outcome.answer)[:60]!r}")
+        line = f"{outcome.task_id:<{id_width}} {key:<17} {outcome.seconds:4.1f}s  "
+        progress.say(escape(line + shorten(repr(outcome.message or outcome.answer), progress.width - len(line))))
 
     with exporting(otlp, "ops-helper") as (tracer_provider, logger_provider):
         instrumentor = OpenAIInstrumentor()
@@ -280,6 +308,8 @@ def _suite(server: Any, otlp: str, out: Path, quick: bool, progress: Progress) -
 
 
 def _process(config: Any, otlp: str, progress: Progress) -> None:
+    from rich.markup import escape
+
     from otelbench.commands.process import endpoint
     from processors import pipeline
 
@@ -288,7 +318,7 @@ def _process(config: Any, otlp: str, progress: Progress) -> None:
             report = pipeline.run(config.processors, config.privacy, config.lake_path, llm=llm,
                                   telemetry_endpoint=otlp)
     except pipeline.ProcessorError as exc:
-        progress.say(f"[red]processors: {exc}[/red]")
+        progress.say(f"[red]processors: {escape(str(exc))}[/red]")
         return
     clusters = sum(report.clusters.values())
     progress.say(f"judged {report.judged} runs ({report.judge_errors} judge errors); {report.failures} failed or "

@@ -132,16 +132,27 @@ def _progress() -> tuple[Any, Any]:
 
 
 def _print(report: Any, only: str | None) -> None:
+    """What the run did, each line wrapped at the terminal's width (80 in a pipe), its
+    continuation indented."""
+    import shutil
+    import textwrap
+
+    width = shutil.get_terminal_size().columns
+
+    def say(text: str) -> None:
+        print(textwrap.fill(text, width=max(width, 40), subsequent_indent="  ", break_long_words=False,
+                            break_on_hyphens=False))
+
     if only in (None, "judge"):
         model = Path(report.judge_model).name if report.judge_model else "-"
         line = f"judge: {report.judged} runs judged, {report.judge_errors} judge errors"
         if report.skipped_private:
             line += f", {report.skipped_private} private runs not sent to a non-local judge"
-        print(f"{line} ({model}, {report.judge_version or '-'})")
+        say(f"{line} ({model}, {report.judge_version or '-'})")
     if only in (None, "clusters"):
         per_agent = ", ".join(f"{a} {n}" for a, n in sorted(report.clusters.items())) or "none"
-        print(f"clusters: {report.failures} failed or low-scored runs; clusters per agent: {per_agent}")
-    print(f"took {report.seconds:.1f}s")
+        say(f"clusters: {report.failures} failed or low-scored runs; clusters per agent: {per_agent}")
+    say(f"took {report.seconds:.1f}s")
 
 
 @contextlib.contextmanager

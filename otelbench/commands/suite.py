@@ -15,6 +15,7 @@ from pathlib import Path
 from collector import DEFAULT_URL
 
 DEFAULT_OUT = "~/benchmarks/suites/"
+REASON_MAX = 160  # the summary table's reasons; the evidence JSON keeps them whole
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -125,6 +126,9 @@ def _judge(suite, args, stack: ExitStack, console):
 def _run(suite, args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.text import Text
+
+    from otelbench.terminal import shorten
 
     from bench_runner.spans import BenchSpans
     from bench_runner.suite_judge import describe
@@ -142,19 +146,21 @@ def _run(suite, args: argparse.Namespace) -> int:
                        otlp_endpoint=endpoint, judge=judge, cases_in_suite=of_total)
         spans = BenchSpans(endpoint, {"X-Bench-Key": args.key} if args.key else None)
         planned = len(run.trials_planned())
-        console.print(f"[bold]{suite.version}[/bold]: {len(suite.spec.cases)} cases × "
-                      f"{run.repeats_each} repeats = {planned} runs of {args.agent!r}, "
-                      f"{args.concurrency} at once; time limit {suite.spec.time_limit_s:g} s per case; "
-                      f"judge: {describe(judge)}")
+        console.print(f"[bold]{suite.version}[/bold]: {len(suite.spec.cases)} cases × {run.repeats_each} "
+                      f"repeats = {planned} runs", highlight=False)
+        console.print(Text(f"  agent  {args.agent}\n  judge  {describe(judge)}\n  limit  "
+                           f"{suite.spec.time_limit_s:g} s per case, {args.concurrency} at once"), soft_wrap=True)
         started = time.monotonic()
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=console, transient=True) as progress:
             bar = progress.add_task("cases", total=planned)
 
             def done(trial) -> None:
-                mark = {"pass": "[green]pass[/green]", "fail": "[red]fail[/red]"}.get(trial.verdict, "[yellow]error[/yellow]")
-                progress.console.print(f"  {mark} {trial.case_id} #{trial.repeat} {trial.duration_s:.1f}s  "
-                                       f"{trial.reason[:70]}", highlight=False, markup=True)
+                mark = {"pass": "pass ", "fail": "fail "}.get(trial.verdict, "error")
+                line = Text.assemble("  ", (mark, {"pass": "green", "fail": "red"}.get(trial.verdict, "yellow")),
+                                     f" {trial.case_id} #{trial.repeat} {trial.duration_s:.1f}s  ")
+                line.append(shorten(trial.reason, console.width - len(line)))
+                progress.console.print(line)
                 progress.advance(bar)
 
             trials = run.run(spans, on_trial=done)
@@ -176,27 +182,31 @@ def _save(record: dict, out: str) -> Path:
 
 
 def _print_summary(console, record: dict, elapsed: float, path: Path, exported: dict, endpoint: str | None) -> None:
-    from rich.table import Table
+    """Each case's verdicts in a table that fits the console (reasons wrapped, shortened past
+    ``REASON_MAX``: the evidence file has them whole), the pass rate, where things went."""
+    from rich.text import Text
+
+    from otelbench.terminal import Column, fitting_tables, shorten
 
     s = record["summary"]
-    table = Table(title=f"{record['suite_version']} — {record['agent'] or record['agent_command']}", title_justify="left")
-    for col in ("case", "checker", "passed", "last reason"):
-        table.add_column(col, overflow="fold")
     by_case: dict[str, list[dict]] = {}
     for t in record["trials"]:
         by_case.setdefault(t["case_id"], []).append(t)
-    for case_id, ts in by_case.items():
-        passed = sum(t["verdict"] == "pass" for t in ts)
-        table.add_row(case_id, ts[0]["checker"], f"{passed}/{len(ts)}", ts[-1]["reason"][:80])
-    console.print(table)
+    rows = [[case_id, ts[0]["checker"], f"{sum(t['verdict'] == 'pass' for t in ts)}/{len(ts)}",
+             shorten(ts[-1]["reason"], REASON_MAX)] for case_id, ts in by_case.items()]
+    columns = [Column("case"), Column("checker"), Column("passed", right=True), Column("last reason", wrap=True)]
+    console.print()
+    for part in fitting_tables(columns, rows, console.width, title=record["suite_version"]):
+        console.print(part)
     if s["pass_rate"] is None:
         console.print("pass rate: none scored")
     else:
         console.print(f"pass rate [bold]{s['pass_rate']:.0%}[/bold] ({s['passed']}/{s['scored']} scored runs; "
                       f"95% CI {s['pass_rate_low']:.0%}–{s['pass_rate_high']:.0%})"
                       + (f"; {s['errors']} unscored" if s["errors"] else "") + f"; {elapsed:.0f} s")
-    console.print(f"evidence: {path}")
+    console.print(Text(f"evidence: {path}"), soft_wrap=True)  # one line: a path cut in two cannot be copied
     if endpoint:
         console.print(f"spans: {exported['exported']} sent to {endpoint}"
-                      + (f", [red]{exported['failures']} exports failed[/red]" if exported["failures"] else "")
-                      + f"\n  otelbench sql \"SELECT * FROM suite_runs WHERE run_id = '{record['run_id']}'\"")
+                      + (f", [red]{exported['failures']} exports failed[/red]" if exported["failures"] else ""))
+        console.print(Text(f"  otelbench sql \"SELECT * FROM suite_runs WHERE run_id = '{record['run_id']}'\""),
+                      soft_wrap=True)

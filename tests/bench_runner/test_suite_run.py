@@ -6,8 +6,10 @@ crashes, floods stdout, prints garbage — and each of those fails only its own 
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -94,7 +96,7 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     collector = Collector(collector_config(tmp)).start()
     try:
         endpoint = f"http://127.0.0.1:{collector.http_port}"
-        env = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}
+        env = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "COLUMNS": "80"}  # a CI log
         done = subprocess.run(
             [sys.executable, "-m", "otelbench", "suite", "run", "tricky", "--root", str(tmp / "suites"),
              "--agent", f"{sys.executable} {tmp / 'agent.py'}", "--concurrency", "4", "--judge", "none",
@@ -173,6 +175,35 @@ def test_suite_runs_view_agrees_with_the_cases_and_the_printed_summary(ran: dict
     assert run["timed_out"] == 2 and run["latency_p95_ms"] >= 3000  # the hangs took their time limit
     # benchmark evidence stays apart from telemetry: no suite trace is an agent run
     assert rows(lake, "SELECT count(*) AS n FROM agent_runs")[0]["n"] == 0
+
+
+# lines kept whole however long: a command or a path cut in two cannot be copied
+WHOLE = re.compile(r"^  (agent|judge)  |^evidence: |^  otelbench sql ")
+
+
+@pytest.mark.parametrize("width", [80, 200])
+def test_the_printed_report_fits_and_says_what_a_person_needs(ran: dict[str, Any], width: int) -> None:
+    from rich.console import Console
+
+    from otelbench.commands.suite import _print_summary
+
+    if width == 80:
+        text = ran["stderr"]  # what the command printed, in a pipe with COLUMNS=80
+    else:
+        console = Console(width=width, record=True, file=io.StringIO(), color_system=None)
+        _print_summary(console, ran["record"], 12.0, Path("/tmp/evidence.json"), {"exported": 17, "failures": 0},
+                       "http://127.0.0.1:4318")
+        text = console.export_text()
+    assert all(len(line) <= width for line in text.splitlines() if not WHOLE.match(line)), text
+    flat = " ".join(text.split())
+    for case, verdict in EXPECTED.items():
+        n = 2 if verdict == "pass" else 0
+        assert re.search(rf"{case} +│ \S+ +│ +{n}/2 │", text), case  # a row per case: checker, passed/repeats
+    assert "pass rate 43% (6/14 scored runs; 95% CI" in flat and "2 unscored" in flat
+    assert re.search(r"^evidence: \S+\.json$", text, re.M)  # one line, whole
+    if width == 80:
+        assert "agent  " + sys.executable in text and "judge  none" in text
+        assert len(re.findall(r"^  (pass |fail |error) \S+ #[12] \d+\.\ds", text, re.M)) == 16
 
 
 def test_the_wilson_interval_is_the_textbook_one() -> None:

@@ -20,6 +20,8 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from otelbench.terminal import Column, fitting_tables
+
 HEADLINE_CASE = "medium-200"
 PREFILL_CASE = "prefill-2k"
 
@@ -65,7 +67,12 @@ def _block(title: str, rows: Iterable[tuple[str, str]]) -> Group:
     grid.add_column(overflow="fold")
     for label, value in rows:
         grid.add_row(label, Text(value))
-    return Group(Text(title, style="bold"), Padding(grid, (0, 0, 0, 2)))
+    return Group(Text(title, style="bold"), _indent(grid, 2))
+
+
+def _indent(renderable: RenderableType, n: int) -> Padding:
+    """``renderable`` ``n`` columns in, lines not padded out to the width (no trailing blanks)."""
+    return Padding(renderable, (0, 0, 0, n), expand=False)
 
 
 def header_block(r: dict[str, Any]) -> Group:
@@ -134,7 +141,7 @@ def summary_block(r: dict[str, Any]) -> Group:
     ]
     parts: list[RenderableType] = [_block("SUMMARY", rows)]
     if _reasons(r):
-        parts.append(Padding(_numbered(_reasons(r)), (0, 0, 0, 4)))
+        parts.append(_indent(_numbered(_reasons(r)), 4))
     return Group(*parts)
 
 
@@ -179,37 +186,12 @@ _COLUMNS = (  # (header, right-aligned, value)
 )
 
 
-def summary_tables(results: list[dict[str, Any]], width: int, title: str = "otelbench results") -> list[Table]:
-    """The models' figures in as many tables as ``width`` needs: each repeats the model
-    column, takes the next columns while they fit whole (a cell is never cut)."""
-    cells = [[f(r, r.get("summary") or {}) for _, _, f in _COLUMNS] for r in results]
-    names = [_name(r) for r in results]
-
-    def need(texts: Iterable[str]) -> int:
-        return max(len(line) for t in texts for line in t.split("\n")) + 3  # padding and rule
-
-    model_w = min(need([*names, "model"]), max(width // 3, 12))
-    groups: list[list[int]] = [[]]
-    used = model_w + 1
-    for i, (header, _, _) in enumerate(_COLUMNS):
-        w = need([header, *(c[i] for c in cells)])
-        if groups[-1] and used + w > width:
-            groups.append([])
-            used = model_w + 1
-        groups[-1].append(i)
-        used += w
-    tables = []
-    for n, group in enumerate(groups):
-        label = title if n == 0 else "(more columns)"
-        table = Table(title=label, title_justify="left", show_lines=True, header_style="bold")
-        table.add_column("model", overflow="fold", max_width=model_w - 3)
-        for i in group:
-            header, right, _ = _COLUMNS[i]
-            table.add_column(header, justify="right" if right else "left", no_wrap=True)
-        for name, row in zip(names, cells):
-            table.add_row(Text(name), *(Text(row[i]) for i in group))
-        tables.append(table)
-    return tables
+def summary_tables(results: list[dict[str, Any]], width: int, title: str = "otelbench results") -> list[RenderableType]:
+    """The models' figures in as many tables as ``width`` needs, the model column in each
+    (a cell is never cut: a column that does not fit moves to the next table)."""
+    columns = [Column("model")] + [Column(header, right=right) for header, right, _ in _COLUMNS]
+    rows = [[_name(r)] + [f(r, r.get("summary") or {}) for _, _, f in _COLUMNS] for r in results]
+    return fitting_tables(columns, rows, width, title=title, show_lines=True)
 
 
 def reasons_block(results: list[dict[str, Any]]) -> Group:
@@ -221,7 +203,7 @@ def reasons_block(results: list[dict[str, Any]]) -> Group:
             continue
         conf = (r.get("plausibility") or {}).get("confidence", "—")
         parts.append(Text.from_markup(f"[bold]{escape(_name(r))}[/] — confidence {escape(str(conf))}:"))
-        parts.append(Padding(_numbered(reasons), (0, 0, 0, 2)))
+        parts.append(_indent(_numbered(reasons), 2))
     return Group(*parts)
 
 
@@ -232,8 +214,8 @@ def print_results(results: list[dict[str, Any]], console: Console, title: str = 
         console.print(model_report(results[0]))
         print_saved(results[0], console)
         return
-    for table in summary_tables(results, console.width, title):
-        console.print(table)
+    for part in summary_tables(results, console.width, title):
+        console.print(part)
     console.print(reasons_block(results))
     for r in results:
         if r.get("tests"):
@@ -248,8 +230,8 @@ def print_compare(results: list[dict[str, Any]], console: Console) -> None:
     for r in results:
         by_version.setdefault((r.get("suite") or {}).get("version", "unknown"), []).append(r)
     for version, group in sorted(by_version.items()):
-        for table in summary_tables(group, console.width, title=f"comparison — suite {version}"):
-            console.print(table)
+        for part in summary_tables(group, console.width, title=f"comparison — suite {version}"):
+            console.print(part)
         console.print(reasons_block(group))
     if len(by_version) > 1:
         console.print(f"[yellow]{len(by_version)} suite versions: their ability scores are not comparable[/]")
