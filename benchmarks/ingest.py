@@ -20,6 +20,11 @@ cores, so the bucket's figure includes the server's own CPU) and counts from its
 
     python benchmarks/ingest.py [--spans 400000] [--clients 4] [--overload-seconds 15]
     python benchmarks/ingest.py --lake s3://bench/lake --overload-seconds 0
+    python benchmarks/ingest.py --profile benchmarks/profiles/NAME --overload-seconds 0
+
+With ``--profile DIR``, py-spy samples the receiver and each flusher worker during phase 1
+(local disk): ``DIR/<role>.svg`` (a flame graph per thread) and ``DIR/<role>.txt`` (the same
+stacks collapsed, one line per stack with its sample count, for ``benchmarks/profile_top.py``).
 """
 
 from __future__ import annotations
@@ -170,6 +175,42 @@ def wal_size(wal_dir: Path) -> int:
     return total
 
 
+class Profiler:
+    """py-spy on the receiver and its flusher workers (``--profile``): started once the
+    workers are up, stopped (SIGINT: py-spy writes its files) when the phase ends."""
+
+    def __init__(self, folder: str, receiver: int):
+        import shutil
+
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+        targets = {"receiver": receiver}
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and len(targets) == 1:
+            for child in psutil.Process(receiver).children():
+                name = " ".join(child.cmdline()[3:4])
+                if name.startswith("otelbench-flusher"):
+                    targets[name.replace("otelbench-", "")] = child.pid
+            time.sleep(0.1)
+        self.procs = []
+        for name, pid in targets.items():
+            for fmt, ext in (("flamegraph", "svg"), ("raw", "txt")):
+                self.procs.append(subprocess.Popen(
+                    [spy, "record", "--pid", str(pid), "--rate", "100", "--threads", "--nonblocking",
+                     "--format", fmt, "--output", str(self.folder / f"{name}.{ext}")],
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+
+    def stop(self) -> None:
+        import signal
+
+        for p in self.procs:
+            p.send_signal(signal.SIGINT)
+        for p in self.procs:
+            p.wait(60)
+        print(f"profiles                    {self.folder}/*.svg, *.txt")
+
+
 class FlushedSpans:
     """Polls the collector's /metrics on one kept-alive connection (``httpx.get`` builds a
     client, TLS context included, per call: polled every 20 ms that alone took most of a core)."""
@@ -283,6 +324,7 @@ def phase1(args: argparse.Namespace, payloads: list[bytes], total: int, lake: st
         requests_before = s3.requests() if s3 is not None else None
         proc, url = start_server(work, max_unflushed_mib=1024, max_batch_mib=args.max_batch_mib,
                                  compaction_interval_s=args.compaction_interval, workers=args.workers, lake=lake)
+        profiler = Profiler(args.profile, proc.pid) if args.profile and lake is None else None
         sampler = Sampler(proc.pid, work / "wal")
         sampler.start()
         t0 = time.perf_counter()
@@ -294,6 +336,8 @@ def phase1(args: argparse.Namespace, payloads: list[bytes], total: int, lake: st
             time.sleep(0.02)
         t_queryable = time.perf_counter() - t0
         own_cpu = time.process_time() - own0
+        if profiler is not None:
+            profiler.stop()
         compactions = (flushed_spans.metric("otelbench_compactor_merged_files_total"),
                        flushed_spans.metric("otelbench_compactor_errors_total"))
         time.sleep(0.1)
@@ -323,7 +367,7 @@ def phase1(args: argparse.Namespace, payloads: list[bytes], total: int, lake: st
         print("peak RSS by process         " + ", ".join(f"{k} {v / 2**20:.0f}" for k, v in sorted(sampler.peak_rss_role.items())) + " MiB")
         print(f"WAL peak / after flush      {sampler.peak_wal / 2**20:.0f} MiB / {wal_after / 2**20:.0f} MiB")
         print(f"refused (429/503)           {refused}")
-        print(f"lake bytes per span         {lake_bytes / total:,.0f} (Parquet, zstd, before compaction)")
+        print(f"lake bytes per span         {lake_bytes / total:,.0f} (Parquet as flushed, before compaction)")
         print(f"files compacted (failed)    {compactions[0]} ({compactions[1]})")
         cpu = {"clients": client_cpu, "harness (sampling, polling)": own_cpu - client_cpu}
         for pid, (role, seconds) in sampler.cpu.items():
@@ -366,6 +410,8 @@ def main() -> None:
     ap.add_argument("--compaction-interval", type=float, default=None,
                     help="compaction.interval_s (default: the collector's 30 s, which a short run never reaches): "
                          "e.g. 2 to measure ingest with compaction running")
+    ap.add_argument("--profile", metavar="DIR", default=None,
+                    help="py-spy flame graphs and collapsed stacks of the receiver and flushers (phase 1, local)")
     args = ap.parse_args()
 
     print(f"generating {args.spans:,} spans in requests of {args.per_request} …", flush=True)

@@ -24,6 +24,8 @@ reference for a whole batch at once:
    Spans it cannot vectorize take their GenAI columns from the reference's per-span
    ``genai_fields`` (here, ``_reference_rows``); the reference's final root-agent pass
    follows.
+5. A message attribute that is exactly its promoted column's text leaves ``attributes``
+   (``_moved``; storage.schema.MOVED_ATTRIBUTES), as the reference leaves it out.
 
 Costs: per call, a fixed ~30 ms of polars/pyarrow call overhead (batch a few thousand
 spans or more); the first call in a process also compiles the message pattern (~0.1 s).
@@ -45,9 +47,9 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from normalize import anyvalue
 from normalize import conventions as cv
 from normalize import rows as ref
-from normalize.columnar_attributes import KV, Events, links_json, parents, py_attrs
+from normalize.columnar_attributes import K_STR, KV, Events, links_json, parents, py_attrs
 from normalize.columnar_genai import GENAI_COLUMNS, genai_columns
-from storage.schema import SPANS
+from storage.schema import MOVED_ATTRIBUTES, SPANS
 
 # -- the entry point ---------------------------------------------------------------------
 
@@ -81,10 +83,43 @@ def normalize_traces_arrow(payloads: list[bytes], owners: list[str | None],
     if len(reference):
         out = _reference_rows(out, reference, sp)
     # the JSON columns are built as Arrow arrays; the others convert in one go
-    built = {"attributes": attrs.objects(), "events": events.json(), "links": links_json(sp["links"], n)}
+    drop, moved = _moved(attrs, out)
+    built = {"attributes": (attrs.without(drop) if drop is not None else attrs).objects(), "attributes_moved": moved,
+             "events": events.json(), "links": links_json(sp["links"], n)}
     table = out.select([c for c in SPANS.columns if c not in built]).to_arrow()
     columns = [built[c] if c in built else table.column(c) for c in SPANS.columns]
     return pa.Table.from_arrays(columns, names=SPANS.columns).cast(SPANS.schema)
+
+
+def _moved(attrs: KV, out: pl.DataFrame) -> tuple[np.ndarray | None, pa.Array]:
+    """The attributes stored once (storage.schema.MOVED_ATTRIBUTES): a string equal to its
+    promoted column's text. Returns the key-value rows to leave out of ``attributes``
+    (None: none) and the ``attributes_moved`` column."""
+    n = attrs.n
+    which = attrs.lut({key: w for w, key in enumerate(MOVED_ATTRIBUTES, 1)}, 0, np.int8)
+    flags = []
+    drop = np.zeros(attrs.m, bool)
+    for w, column in enumerate(MOVED_ATTRIBUTES.values(), 1):
+        last = attrs.last_row(which, w)  # the value that counts: the last, as in a dict
+        spans = np.flatnonzero(last >= 0)
+        spans = spans[attrs.kind[last[spans]] == K_STR]
+        same = (attrs.df["s"].gather(last[spans]) == out[column].gather(spans)).fill_null(False).to_numpy()
+        moved = np.zeros(n, bool)
+        moved[spans[same]] = True
+        drop |= (which == w) & moved[attrs.own]  # every row of the key: an earlier repeat too
+        flags.append(moved)
+    counts = np.sum(flags, axis=0, dtype=np.int32)
+    if not counts.any():
+        return None, pa.nulls(n, pa.list_(pa.string()))
+    offsets = np.zeros(n + 1, np.int32)
+    np.cumsum(counts, out=offsets[1:])
+    values = np.empty(offsets[-1], object)
+    at = offsets[:-1].copy()
+    for key, moved in zip(MOVED_ATTRIBUTES, flags):  # in the table's order, as the reference lists them
+        values[at[moved]] = key
+        at += moved
+    return drop, pa.ListArray.from_arrays(pa.array(offsets), pa.array(values, pa.string()),
+                                          mask=pa.array(counts == 0))
 
 
 def warm_up() -> None:

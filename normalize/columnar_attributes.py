@@ -150,6 +150,21 @@ class KV:
         })
         self._nested: dict[int, Any] | None = None
 
+    def without(self, drop: np.ndarray) -> KV:
+        """The same lists without the rows ``drop`` marks (a boolean per row)."""
+        keep = np.flatnonzero(~drop)
+        sub = object.__new__(KV)
+        sub.n, sub.m, sub.keys = self.n, len(keep), self.keys
+        sub.own, sub.key_idx, sub.kind = self.own[keep], self.key_idx[keep], self.kind[keep]
+        sub.counts = np.bincount(sub.own, minlength=self.n)
+        sub.starts = np.zeros(self.n + 1, np.int64)
+        np.cumsum(sub.counts, out=sub.starts[1:])
+        sub.complex = np.flatnonzero(sub.kind == K_COMPLEX)
+        sub.value = self.value.take(pa.array(keep)) if len(sub.complex) else self.value.slice(0, 0)
+        sub.df = self.df[keep]
+        sub._nested = None
+        return sub
+
     def lut(self, table: dict[str, Any], default: Any, dtype: Any) -> np.ndarray:
         """Each row's key looked up in ``table`` (once per distinct key)."""
         per_key = np.array([table.get(k, default) for k in self.keys] or [default], dtype=dtype)

@@ -29,7 +29,7 @@ from normalize import message_sources as sources
 from normalize import messages as msgs
 from normalize import pricing
 from normalize.anyvalue import as_str, attributes, hex_id, micros, value
-from storage.schema import LOGS, METRICS, SPANS
+from storage.schema import LOGS, METRICS, MOVED_ATTRIBUTES, SPANS
 
 _dumps = orjson.dumps
 
@@ -40,7 +40,7 @@ _SPAN_COLUMNS = [
     "trace_id", "span_id", "parent_span_id", "trace_state", "name", "kind", "service_name",
     "scope_name", "scope_version", "start_time", "end_time", "duration_ms", "status_code",
     "status_message", "flags", "owner", "request_agent", "resource_attributes", "scope_attributes", "attributes",
-    "events", "links", "dropped_attributes_count", "dropped_events_count", "dropped_links_count",
+    "attributes_moved", "events", "links", "dropped_attributes_count", "dropped_events_count", "dropped_links_count",
     "span_type", "operation", "provider", "agent_name", "agent_id", "agent_call_id", "request_model",
     "response_model", "input_tokens", "output_tokens", "total_tokens", "cache_read_tokens",
     "cache_write_tokens", "reasoning_tokens", "cost_usd", "cost_source", "finish_reasons",
@@ -50,6 +50,17 @@ _SPAN_COLUMNS = [
 # Rows are built as positional tuples for speed: fail at import if the schema moved.
 if SPANS.columns != _SPAN_COLUMNS:  # pragma: no cover
     raise ImportError("storage.schema.SPANS changed: update normalize.rows")
+
+
+# storage.schema.MOVED_ATTRIBUTES: attribute key → its column's place in genai_fields' tuple
+_MOVED = tuple((key, _SPAN_COLUMNS.index(column) - _SPAN_COLUMNS.index("span_type"))
+               for key, column in MOVED_ATTRIBUTES.items())
+
+
+def _moved(attrs: dict[str, Any], genai: tuple) -> list[str] | None:
+    """The attributes stored once: a string equal to its promoted column's text."""
+    moved = [key for key, slot in _MOVED if (v := attrs.get(key)) is not None and isinstance(v, str) and v == genai[slot]]
+    return moved or None
 
 
 def _json(v: Any) -> str:
@@ -209,12 +220,15 @@ def normalize_traces(req: Any, owner: str | None, agent: str | None = None) -> d
                 status_message = status.message or None
                 start, end = span.start_time_unix_nano, span.end_time_unix_nano
                 genai = genai_fields(attrs, name, events, start, service, status_message)
+                moved = _moved(attrs, genai)
+                if moved:
+                    attrs = {k: v for k, v in attrs.items() if k not in moved}
                 rows.append((
                     trace_id, span.span_id.hex(), parent, span.trace_state or None, name,
                     kinds.get(span.kind, "unspecified"), service,
                     scope_name, scope_version, start // 1000, end // 1000, (end - start) / 1e6,
                     statuses.get(status.code, "unset"), status_message, span.flags,
-                    owner, agent, resource_json, scope_json, _dumps(attrs).decode(),
+                    owner, agent, resource_json, scope_json, _dumps(attrs).decode(), moved,
                     _dumps(events).decode() if events else "[]", links,
                     span.dropped_attributes_count, span.dropped_events_count,
                     span.dropped_links_count, *genai,

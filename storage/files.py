@@ -19,7 +19,11 @@ import pyarrow as pa
 from storage.fs import LakeFS
 from storage.schema import PARTITION_COLUMN, TABLES, Table
 
-COMPRESSION = "zstd"
+COMPRESSION = "zstd"  # the files that stay: compaction's outputs, derived tables, seeds
+# A flushed batch's files live until the next compaction merges them (seconds to minutes):
+# LZ4 compresses them at about half of zstd's CPU cost, on the ingest path's critical core,
+# for files about twice as big meanwhile (benchmarks/ingest.py; README, Performance).
+FRESH_COMPRESSION = "lz4"
 ROW_GROUP_ROWS = 122_880  # DuckDB's own row-group size: one scan task per group
 # Unique per row: a dictionary page would only fill up and fall back, slowing reads.
 _NO_DICTIONARY: dict[str, frozenset[str]] = {"spans": frozenset({"span_id"})}
@@ -205,14 +209,17 @@ def lineage(fs: LakeFS, path: str) -> list[str] | None:
     return json.loads(raw) if raw is not None else None
 
 
-def write_options(t: Table) -> dict[str, Any]:
+def write_options(t: Table, *, fresh: bool = False) -> dict[str, Any]:
+    """Parquet writer options for ``t``; ``fresh``: a flushed batch's file, which compaction
+    rewrites soon (``FRESH_COMPRESSION``)."""
     plain = _NO_DICTIONARY.get(t.name, frozenset())
-    return {"compression": COMPRESSION, "use_dictionary": [c for c in t.stored_columns if c not in plain]}
+    return {"compression": FRESH_COMPRESSION if fresh else COMPRESSION,
+            "use_dictionary": [c for c in t.stored_columns if c not in plain]}
 
 
-def write_parquet(fs: LakeFS, data: Any, path: str, t: Table) -> None:
+def write_parquet(fs: LakeFS, data: Any, path: str, t: Table, *, fresh: bool = False) -> None:
     """``data`` (an Arrow table of ``t.stored_schema``) as one file, atomically."""
-    fs.write_parquet(data, path, row_group_size=ROW_GROUP_ROWS, **write_options(t))
+    fs.write_parquet(data, path, row_group_size=ROW_GROUP_ROWS, **write_options(t, fresh=fresh))
 
 
 def write_staged(fs: LakeFS, data: Any, path: str, t: Table, schema: pa.Schema | None = None, *,

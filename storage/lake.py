@@ -125,7 +125,7 @@ class Lake:
                 path = f"{folder}/part-{batch_id}-{n}.parquet"
                 # a fresh batch file is one row group: sorting it could not let a reader
                 # skip anything, and it cost ~10% of a flusher's time; compaction sorts
-                write_parquet(self.fs, rows, path, t)
+                write_parquet(self.fs, rows, path, t, fresh=True)
                 written.append(Path(path))
                 dirs.add(folder)
         for folder in dirs:

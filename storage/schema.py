@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 PARTITION_COLUMN = "date"
 
@@ -56,13 +56,21 @@ _SPAN_CORE = [
     ("request_agent", _STR),  # the agent the request named (X-Bench-Agent, else the key's default)
     ("resource_attributes", _STR),  # JSON object
     ("scope_attributes", _STR),  # JSON object
-    ("attributes", _STR),  # JSON object, every attribute as sent
+    ("attributes", _STR),  # JSON object, every attribute as sent but those named in attributes_moved
+    ("attributes_moved", pa.list_(_STR)),  # keys stored once, in the column their value equals (MOVED_ATTRIBUTES)
     ("events", _STR),  # JSON array [{name, time_unix_nano, attributes, dropped_attributes_count}]
     ("links", _STR),  # JSON array [{trace_id, span_id, trace_state, attributes, flags}]
     ("dropped_attributes_count", _I64),
     ("dropped_events_count", _I64),
     ("dropped_links_count", _I64),
 ]
+
+# A span attribute whose value is exactly the text of a promoted column is stored once,
+# in that column: ``attributes`` leaves it out and ``attributes_moved`` names it (message
+# text is most of a GenAI span's bytes; storing it twice cost CPU to write and compress).
+# The ``spans`` view puts it back (storage.queries.tables.span_attributes_sql), so
+# ``attributes`` reads as sent.
+MOVED_ATTRIBUTES = {"gen_ai.input.messages": "input_messages", "gen_ai.output.messages": "output_messages"}
 
 # Promoted GenAI fields, derived by the normalizer from whichever convention the
 # instrumentation used (the alias table: docs/normalization.md).

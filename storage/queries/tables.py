@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from storage import is_remote
-from storage.schema import PARTITION_COLUMN, SIGNAL, Table
+from storage.schema import MOVED_ATTRIBUTES, PARTITION_COLUMN, SIGNAL, SPANS, Table
 
 _GLOB_CHARS = set("*?[]{}")
 _READ_OPTIONS = f"hive_partitioning = true, union_by_name = true, hive_types = {{'{PARTITION_COLUMN}': 'DATE'}}"
@@ -58,8 +58,21 @@ def read_files_sql(files_param: str) -> str:
     return f"read_parquet(${files_param}, {_READ_OPTIONS})"
 
 
+def span_attributes_sql(alias: str = "") -> str:
+    """``spans.attributes`` as sent: the keys the files store once (``attributes_moved``,
+    storage.schema.MOVED_ATTRIBUTES) put back from their columns. Computed only when a
+    query reads ``attributes``; a row with nothing moved is read as stored."""
+    p = f"{alias}." if alias else ""
+    pairs = ", ".join(f"{sql_string(key)}, CASE WHEN list_contains({p}attributes_moved, {sql_string(key)}) "
+                      f"THEN {p}{ident(column)} END" for key, column in MOVED_ATTRIBUTES.items())
+    return (f"CASE WHEN {p}attributes_moved IS NULL THEN {p}attributes "
+            f"ELSE CAST(json_merge_patch({p}attributes, json_object({pairs})) AS VARCHAR) END")
+
+
 def table_view_sql(lake_root: str | Path, table: str) -> str:
-    return f"CREATE OR REPLACE VIEW {table} AS SELECT * FROM {read_table_sql(lake_root, table)}"
+    # spans: attributes read as sent (span_attributes_sql)
+    replace = f" REPLACE ({span_attributes_sql()} AS attributes)" if table == SPANS.name else ""
+    return f"CREATE OR REPLACE VIEW {table} AS SELECT *{replace} FROM {read_table_sql(lake_root, table)}"
 
 
 

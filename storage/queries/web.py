@@ -12,7 +12,7 @@ Privacy is applied here, in the statements, so no route can forget it: every que
 from __future__ import annotations
 
 from storage.queries.rollups import RUNS_CTE
-from storage.queries.tables import derived_select_sql, narrowed_source_sql, read_files_sql
+from storage.queries.tables import derived_select_sql, narrowed_source_sql, read_files_sql, span_attributes_sql
 from storage.schema import EVALS
 
 
@@ -72,7 +72,7 @@ WHERE trace_id = $trace_id AND {_VISIBLE}"""
 # groups of those times (the lake sorts spans by type, then start time) ...
 RUN_SPANS = f"""SELECT span_id, parent_span_id, name, span_type, service_name, start_time, duration_ms, status_code,
        status_message, coalesce(resolved_agent, agent_name) AS agent, request_model, tool_name, input_tokens,
-       output_tokens, cost_usd, cost_source, input_messages, output_messages, attributes
+       output_tokens, cost_usd, cost_source, input_messages, output_messages, {span_attributes_sql()} AS attributes
 FROM {read_files_sql("span_files")}
 WHERE trace_id = $trace_id AND start_time BETWEEN $since AND $until
 ORDER BY start_time, span_id"""

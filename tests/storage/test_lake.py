@@ -84,7 +84,12 @@ def test_write_batch_partitions_by_utc_date(lake: Lake) -> None:
     ]
     for p in paths:
         assert pq.read_schema(p).equals(SPANS.stored_schema)  # exact types, no hive column inside
-        assert pq.ParquetFile(p).metadata.row_group(0).column(0).compression == "ZSTD"
+        # a fresh batch's file: LZ4, cheap on the flusher's core; compaction writes zstd
+        assert pq.ParquetFile(p).metadata.row_group(0).column(0).compression == "LZ4"
+    lake.write_batch(bid(8), batch(spans=[span(3, 4, at=0)]))
+    assert lake.compact("spans", below_batch_id=bid(9), min_files=2) >= 2
+    merged = [p for p in lake.files("spans") if p.name.startswith("compact-")]
+    assert merged and all(pq.ParquetFile(p).metadata.row_group(0).column(0).compression == "ZSTD" for p in merged)
 
 
 def test_day_globs_name_the_seed_and_the_days_that_have_files(lake: Lake) -> None:
