@@ -4,9 +4,12 @@ Phase 1 (closed loop): 4 concurrent clients send pre-encoded requests (agent roo
 llm + tool spans, message content 0.5–2 KB) as fast as the collector answers, with
 durability on (fsync group commit). Prints accepted spans/s, spans/s until
 queryable (first request → every span in Parquet), p50/p99 request latency, peak
-RSS and PSS of the collector (receiver + flusher processes), the write-ahead log's
-peak and final size, and the CPU time per span of each role during the phase
-(the collector's start-up excluded).
+RSS and PSS of the collector (every process it runs, summed at the same instants, and
+each role's own peak: receiver, flusher, compactor), the write-ahead log's peak and
+final size, and the CPU time per span of each role during the phase (the collector's
+start-up excluded). ``--compaction-interval 2`` runs a compactor process every 2 s
+while the clients send, so that all three run at once (``--compaction-memory MIB``:
+its ``compaction.memory_mib``).
 
 Phase 2 (overload): open loop at 2× the rate phase 1 sustained, with a smaller
 WAL bound; prints how many requests were answered 429/503 with Retry-After and
@@ -66,7 +69,7 @@ def make_payloads(n_spans: int, per_request: int, seed: int) -> list[bytes]:
 
 def start_server(workdir: Path, max_unflushed_mib: int, max_batch_mib: int | None = None,
                  compaction_interval_s: float | None = None, workers: int | None = None,
-                 lake: str | None = None) -> tuple[subprocess.Popen, str]:
+                 lake: str | None = None, compaction_mib: int | None = None) -> tuple[subprocess.Popen, str]:
     parquet: dict = {"path": lake or str(workdir / "lake")}
     if workers:
         parquet["workers"] = workers
@@ -74,6 +77,8 @@ def start_server(workdir: Path, max_unflushed_mib: int, max_batch_mib: int | Non
         parquet["flush"] = {"max_batch_mib": max_batch_mib}
     if compaction_interval_s:
         parquet["compaction"] = {"interval_s": compaction_interval_s}
+    if compaction_mib:
+        parquet.setdefault("compaction", {})["memory_mib"] = compaction_mib
     cfg = {
         "receivers": {"otlp": {"protocols": {"http": {"endpoint": "127.0.0.1:0"}}}},
         "exporters": {"parquet": parquet},
@@ -106,7 +111,8 @@ class Sampler(threading.Thread):
         self.peak_rss = 0
         self.peak_pss = 0
         self.peak_wal = 0
-        self.peak_rss_role: dict[str, int] = {}  # role → the peak of its own RSS
+        self.peak_rss_role: dict[str, int] = {}  # role → the peak RSS of one of its processes
+        self.roles: dict[int, str] = {}  # pid → role
         self.cpu: dict[int, tuple[str, float]] = {}  # pid → (role, CPU seconds so far)
         self.cpu_before = self.cpu_times()  # start-up (imports, warm-up) is not per-span work
         self.stop = threading.Event()
@@ -136,8 +142,8 @@ class Sampler(threading.Thread):
                 self.peak_rss = max(self.peak_rss, rss)
                 for p in procs:
                     t = p.cpu_times()
-                    self.cpu[p.pid] = (role(p, self.proc.pid), t.user + t.system)
-                    r = role(p, self.proc.pid, each=True)
+                    r = self.roles.get(p.pid) or self.roles.setdefault(p.pid, role(p, self.proc.pid))
+                    self.cpu[p.pid] = (r, t.user + t.system)
                     self.peak_rss_role[r] = max(self.peak_rss_role.get(r, 0), p.memory_info().rss)
             except psutil.Error:
                 pass
@@ -145,10 +151,15 @@ class Sampler(threading.Thread):
             time.sleep(0.1)
 
 
-def role(proc: psutil.Process, receiver: int, each: bool = False) -> str:
+def role(proc: psutil.Process, receiver: int) -> str:
+    """receiver, flusher or compactor (a child's name: ``python -m collector.child NAME``)."""
     if proc.pid == receiver:
         return "receiver"
-    return f"child {proc.pid}" if each else "flushers+compactor"
+    try:
+        name = proc.cmdline()[3]
+    except (psutil.Error, IndexError):
+        return "child"
+    return name.removeprefix("otelbench-").split("-")[0]
 
 
 def pss(proc: psutil.Process) -> int:
@@ -323,7 +334,8 @@ def phase1(args: argparse.Namespace, payloads: list[bytes], total: int, lake: st
         work = Path(tmp)
         requests_before = s3.requests() if s3 is not None else None
         proc, url = start_server(work, max_unflushed_mib=1024, max_batch_mib=args.max_batch_mib,
-                                 compaction_interval_s=args.compaction_interval, workers=args.workers, lake=lake)
+                                 compaction_interval_s=args.compaction_interval, workers=args.workers, lake=lake,
+                                 compaction_mib=args.compaction_memory)
         profiler = Profiler(args.profile, proc.pid) if args.profile and lake is None else None
         sampler = Sampler(proc.pid, work / "wal")
         sampler.start()
@@ -363,8 +375,8 @@ def phase1(args: argparse.Namespace, payloads: list[bytes], total: int, lake: st
         print(f"accepted spans/s            {total / t_acked:,.0f}")
         print(f"spans/s until queryable     {total / t_queryable:,.0f}   (first request → all in Parquet: {t_queryable:.2f} s)")
         print(f"request latency p50 / p99   {statistics.median(lat) * 1e3:.1f} ms / {lat[int(len(lat) * 0.99) - 1] * 1e3:.1f} ms")
-        print(f"peak RSS (receiver+flusher) {sampler.peak_rss / 2**20:.0f} MiB summed RSS, {sampler.peak_pss / 2**20:.0f} MiB summed PSS")
-        print("peak RSS by process         " + ", ".join(f"{k} {v / 2**20:.0f}" for k, v in sorted(sampler.peak_rss_role.items())) + " MiB")
+        print(f"peak memory, all processes {sampler.peak_rss / 2**20:.0f} MiB summed RSS, {sampler.peak_pss / 2**20:.0f} MiB summed PSS")
+        print("peak RSS by role            " + ", ".join(f"{k} {v / 2**20:.0f}" for k, v in sorted(sampler.peak_rss_role.items())) + " MiB")
         print(f"WAL peak / after flush      {sampler.peak_wal / 2**20:.0f} MiB / {wal_after / 2**20:.0f} MiB")
         print(f"refused (429/503)           {refused}")
         print(f"lake bytes per span         {lake_bytes / total:,.0f} (Parquet as flushed, before compaction)")
@@ -372,7 +384,7 @@ def phase1(args: argparse.Namespace, payloads: list[bytes], total: int, lake: st
         cpu = {"clients": client_cpu, "harness (sampling, polling)": own_cpu - client_cpu}
         for pid, (role, seconds) in sampler.cpu.items():
             cpu[role] = cpu.get(role, 0.0) + seconds - sampler.cpu_before.get(pid, 0.0)
-        print("CPU µs/span                 " + ", ".join(f"{k} {v / total * 1e6:.1f}" for k, v in cpu.items())
+        print("CPU µs/span by role         " + ", ".join(f"{k} {v / total * 1e6:.1f}" for k, v in cpu.items())
               + f" (2 cores × the time until queryable = {2 * t_queryable / total * 1e6:.1f})")
         compaction = None
         if s3 is not None:  # what merging the fresh files costs the bucket, in this process
@@ -410,6 +422,8 @@ def main() -> None:
     ap.add_argument("--compaction-interval", type=float, default=None,
                     help="compaction.interval_s (default: the collector's 30 s, which a short run never reaches): "
                          "e.g. 2 to measure ingest with compaction running")
+    ap.add_argument("--compaction-memory", type=int, default=None, metavar="MIB",
+                    help="compaction.memory_mib (default: the collector's)")
     ap.add_argument("--profile", metavar="DIR", default=None,
                     help="py-spy flame graphs and collapsed stacks of the receiver and flushers (phase 1, local)")
     args = ap.parse_args()
@@ -459,7 +473,7 @@ def main() -> None:
         proc.wait(120)
         print(f"\n== phase 2: open loop at 2× ({2 * sustained_rps * args.per_request:,.0f} spans/s offered) for {args.overload_seconds:.0f} s ==")
         print(f"answers                     {dict(sorted(codes.items()))}")
-        print(f"peak RSS (receiver+flusher) {sampler.peak_rss / 2**20:.0f} MiB summed RSS, {sampler.peak_pss / 2**20:.0f} MiB summed PSS")
+        print(f"peak memory, all processes {sampler.peak_rss / 2**20:.0f} MiB summed RSS, {sampler.peak_pss / 2**20:.0f} MiB summed PSS")
         print(f"WAL peak (bound {args.overload_wal_mib} MiB)    {sampler.peak_wal / 2**20:.0f} MiB")
 
 

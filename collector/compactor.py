@@ -29,7 +29,7 @@ log = logging.getLogger("otelbench.compactor")
 COMPACTOR_NICENESS = 10
 
 
-def run(lake_path: str, below_batch_id: str, min_files: int, state: SharedState, owner: str | None = None) -> None:
+def run(lake_path: str, below_batch_id: str, config: Compaction, state: SharedState, owner: str | None = None) -> None:
     """One compaction run over every table of the registry (signal and derived), in the
     calling process; of a shared lake, only the files of collector ``owner``."""
     from storage.lake import Lake  # heavy imports stay out of the receiver process
@@ -38,13 +38,14 @@ def run(lake_path: str, below_batch_id: str, min_files: int, state: SharedState,
     lake = Lake(lake_path, owner)
     for table in tables():
         try:
-            state.add("compactions", lake.compact(table.name, below_batch_id=below_batch_id, min_files=min_files))
+            state.add("compactions", lake.compact(table.name, below_batch_id=below_batch_id,
+                                                    min_files=config.min_files, memory_mib=config.memory_mib))
         except Exception as exc:  # noqa: BLE001 — small files stay readable; retried next interval
             state.add("compaction_errors", 1)
             log.error("compacting %s failed, will retry at the next interval: %s", table.name, exc)
 
 
-def main(lake_path: str, below_batch_id: str, min_files: int, state_fd: int, parent_pid: int,
+def main(lake_path: str, below_batch_id: str, config: Compaction, state_fd: int, parent_pid: int,
          log_level: str, owner: str | None = None) -> None:
     """Entry point of a compactor process (``collector.child``)."""
     from collector.flusher import _die_with_parent
@@ -54,8 +55,21 @@ def main(lake_path: str, below_batch_id: str, min_files: int, state_fd: int, par
     # takes what they leave (it can wait; an acknowledged span waiting for Parquet cannot).
     os.nice(COMPACTOR_NICENESS)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the receiver decides when we stop
+    set_memory_pool()
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    run(lake_path, below_batch_id, min_files, SharedState(fd=state_fd), owner)
+    run(lake_path, below_batch_id, config, SharedState(fd=state_fd), owner)
+
+
+def set_memory_pool() -> None:
+    """Arrow's jemalloc pool: a merge allocates and frees a few MB per batch, which
+    mimalloc (Arrow's default) kept as ~60 MiB more peak RSS (measured: benchmarks/ingest.py
+    --compaction-interval 2)."""
+    import pyarrow as pa
+
+    try:
+        pa.set_memory_pool(pa.jemalloc_memory_pool())
+    except NotImplementedError:  # a pyarrow built without jemalloc
+        pass
 
 
 class Scheduler:
@@ -84,7 +98,7 @@ class Scheduler:
                     return
                 self._process = Child(
                     "collector.compactor:main",
-                    (self.lake_path, below, self.config.min_files, self.state.fd, os.getpid(), self.log_level,
+                    (self.lake_path, below, self.config, self.state.fd, os.getpid(), self.log_level,
                      self.owner),
                     name="otelbench-compactor",
                     pass_fds=(self.state.fd,),

@@ -22,6 +22,7 @@ DEFAULT_DEDUPE_WINDOW = 500_000
 DEFAULT_FLUSH_WORKERS = 1
 DEFAULT_COMPACT_MIN_FILES = 8
 DEFAULT_COMPACT_INTERVAL_S = 30.0
+DEFAULT_COMPACT_MEMORY_MIB = 64  # storage.compaction.MEMORY_MIB
 DEFAULT_FORWARD_QUEUE = 256
 DEFAULT_FORWARD_TIMEOUT_S = 10.0
 DEFAULT_FORWARD_MAX_ELAPSED_S = 300.0
@@ -47,6 +48,7 @@ class Compaction(Strict):
     enabled: bool = True
     min_files: int = Field(DEFAULT_COMPACT_MIN_FILES, ge=2)
     interval_s: float = Field(DEFAULT_COMPACT_INTERVAL_S, gt=0)
+    memory_mib: int = Field(DEFAULT_COMPACT_MEMORY_MIB, ge=32, le=65536)
 
 
 class S3(Strict):

@@ -1,10 +1,11 @@
 """Compaction: a partition's small files merged into big, sorted ones, exactly once.
 
 ``compact`` picks the oldest small files of each partition (up to one target's worth),
-journals the plan (``_journal-<batch>.json``: inputs and outputs), streams the inputs
-through DuckDB without repeated keys (and, for spans, with ``resolved_agent`` filled by
-``storage.agents`` from their traces' spans) into ``storage.rowgroups``, renames the outputs into place
-and then deletes the inputs. ``recover`` settles a journal a crash left: it finishes a
+journals the plan (``_journal-<batch>.json``: inputs and outputs), has DuckDB find, on
+the key columns alone, the rows to leave out (later copies of a key) and, for spans, the
+``resolved_agent`` that ``storage.agents`` finds from their traces' spans, streams the
+inputs' rows with pyarrow into ``storage.rowgroups``, renames the outputs into place and
+then deletes the inputs. ``recover`` settles a journal a crash left: it finishes a
 merge whose outputs all exist, else rolls it back (the inputs are all still there).
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -26,13 +28,17 @@ from storage.fs import LakeFS
 from storage.rowgroups import RowGroupWriter
 from storage.schema import SPANS, Table
 
-_BUFFER_BYTES = 128 << 20  # compaction holds at most this much of its output before writing a row group
-_COMPACT_MEMORY = "128MB"  # DuckDB dedupes and looks parents up within this, spilling to <root>/_tmp
+# What one merge may hold (``exporters.parquet.compaction.memory_mib``): half for DuckDB
+# (dedupe and lookups on the key columns, spilling to <root>/_tmp beyond it), half for
+# the rows ``storage.rowgroups`` buffers before writing a row group (sorting a bucket
+# copies it once more).
+MEMORY_MIB = 64
 # A compacted file is done (never merged again) at this many rows or uncompressed bytes;
 # one compaction run merges at most about that much per partition, so a run is bounded
 # in time and in what it rewrites.
 TARGET_ROWS = 2_000_000
 TARGET_BYTES = 1 << 30
+_READ_ROWS = 4096  # rows per batch a merge streams from its inputs
 
 # Row order inside every compacted file. The views filter on these columns (span_type = 'llm',
 # message_direction IN ...); a file sorted by them lets DuckDB skip whole row groups by
@@ -53,19 +59,22 @@ def compact(
     min_files: int = 8,
     target_rows: int = TARGET_ROWS,
     target_bytes: int = TARGET_BYTES,
+    memory_mib: int = MEMORY_MIB,
 ) -> int:
     """Merge each partition's small files older than ``below_batch_id``; returns files merged.
 
     Rows with an equal ``Table.key`` keep their first copy (oldest batch, then file order).
     A file counts as small below ``target_rows`` rows and ``target_bytes`` uncompressed;
     one run merges the oldest small files of a partition up to about one target's worth.
-    Memory stays bounded: DuckDB only streams (it finds duplicates on the key columns,
-    within ``_COMPACT_MEMORY``, spilling to ``<root>/_tmp``), and ``storage.rowgroups``
-    writes row groups of one ``SORT_KEYS[0]`` value each, sorted by the other keys.
-    Spans get ``resolved_agent`` filled from their ancestors in the partition and the agent
-    spans of the whole lake (``_register_agents``, ``storage.agents``). A file written by an older schema version is
-    merged whatever its size and however few files its partition has, so it is
-    rewritten once with every column.
+    Memory stays bounded: DuckDB reads only the key columns (it finds duplicates within
+    half of ``memory_mib``, spilling to ``<root>/_tmp``), pyarrow streams the rows a few
+    thousand at a time, and ``storage.rowgroups`` writes row groups of one ``SORT_KEYS[0]``
+    value each, sorted by the other keys, from a buffer of the other half (a smaller
+    budget: smaller row groups, the same layout). Spans get ``resolved_agent`` filled from
+    their ancestors in the partition and the agent spans of the whole lake
+    (``_agent_fills``, ``storage.agents``). A file written by an older schema version is
+    merged whatever its size and however few files its partition has, so it is rewritten
+    once with every column.
 
     ``owner``: the collector id whose files this run merges (``storage.files.owner_of``;
     None: the files of a lake's only writer). Several collectors share a lake by each
@@ -104,7 +113,7 @@ def compact(
             if rows >= target_rows or size >= target_bytes:
                 break
         if len(inputs) >= 2 or outdated:
-            _compact_partition(fs, t, part, inputs, rows, size, target_rows, target_bytes, others)
+            _compact_partition(fs, t, part, inputs, rows, size, target_rows, target_bytes, others, memory_mib)
             merged += len(inputs)
     return merged
 
@@ -123,12 +132,12 @@ def _tiers(small: list[tuple[DataFile, int, int, bool]]) -> list[tuple[DataFile,
 
 
 def _compact_partition(fs: LakeFS, t: Table, part: str, inputs: list[DataFile], total: int, size: int,
-                       target_rows: int, target_bytes: int, others: list[DataFile]) -> None:
+                       target_rows: int, target_bytes: int, others: list[DataFile], memory_mib: int) -> None:
     """Merge ``inputs`` (``total`` rows, ``size`` bytes uncompressed) into new files,
     without the keys ``others`` (lower collector ids' files) hold."""
     outputs = max(1, -(-total // target_rows), -(-size // target_bytes))
     replace_files(fs, part, inputs, outputs,
-                  lambda paths: _merge(fs, t, inputs, paths, target_rows, target_bytes, others))
+                  lambda paths: _merge(fs, t, inputs, paths, target_rows, target_bytes, others, memory_mib))
 
 
 def replace_files(fs: LakeFS, part: str, inputs: list[DataFile], outputs: int,
@@ -168,78 +177,120 @@ def replace_files(fs: LakeFS, part: str, inputs: list[DataFile], outputs: int,
 
 
 def _merge(fs: LakeFS, t: Table, inputs: list[DataFile], outputs: list[str], target_rows: int,
-           target_bytes: int, others: list[DataFile] = ()) -> list[str]:
+           target_bytes: int, others: list[DataFile] = (), memory_mib: int = MEMORY_MIB) -> list[str]:
     """Stream the inputs, without repeated keys, into the staged files of ``outputs``.
 
     Returns the outputs that received rows, each sealed (durable) under its staging name.
     """
     with fs.local_copies([f.path for f in inputs]) as local:
         return _merge_files(fs, t, inputs, [local[f.path] for f in inputs], outputs, target_rows, target_bytes,
-                            others)
+                            others, memory_mib)
 
 
 def _merge_files(fs: LakeFS, t: Table, inputs: list[DataFile], files: list[str], outputs: list[str],
-                 target_rows: int, target_bytes: int, others: list[DataFile]) -> list[str]:
-    """``_merge`` of the inputs' bytes in ``files`` (local paths: ``LakeFS.local_copies``)."""
-    present = set().union(*(pq.read_schema(f).names for f in files))
+                 target_rows: int, target_bytes: int, others: list[DataFile], memory_mib: int) -> list[str]:
+    """``_merge`` of the inputs' bytes in ``files`` (local paths: ``LakeFS.local_copies``).
+
+    DuckDB reads only the key and agent columns, to plan which rows go and which spans
+    get an agent (``storage.queries.compaction``); pyarrow then streams the full rows, a
+    few thousand at a time, into ``storage.rowgroups``."""
+    schemas = [set(pq.read_schema(f).names) for f in files]
+    present = set().union(*schemas)
     columns = [c for c in t.stored_columns if c in present]
     params: dict[str, Any] = {"files": files}
     if others and t.key:
         params["others"] = [fs.uri(f.path) for f in others]
+    with merge_connection(fs, memory_mib) as con:
+        dropped = _by_file(con.sql(compaction_sql.dropped_rows_sql(t.key, "others" in params),
+                                   params=params).to_arrow_table()) if t.key else {}
+        fills = (_agent_fills(con, fs, inputs, files, "resolved_agent" in present, outputs[0].rsplit("/", 1)[0])
+                 if t is SPANS else {})
     out = RowGroupWriter(
         outputs,
         sort_keys=SORT_KEYS.get(t.name, ()),
         row_group_rows=ROW_GROUP_ROWS,
         target_rows=target_rows,
         target_bytes=target_bytes,
-        buffer_bytes=_BUFFER_BYTES,
+        buffer_bytes=(memory_mib << 20) // 2,
         open_file=lambda path: fs.parquet_writer(path, with_lineage(t.stored_schema, inputs), **write_options(t)),
         close_file=fs.seal,
     )
     try:
-        with merge_connection(fs) as con:
-            if t is SPANS:
-                _register_agents(con, fs, params, "resolved_agent" in present, outputs[0].rsplit("/", 1)[0])
-                sql = compaction_sql.compact_spans_sql(columns, t.key, "others" in params)
-            else:
-                sql = compaction_sql.compact_sql(columns, t.key, "others" in params)
-            result = con.sql(sql, params=params)
-            for batch in result.to_arrow_reader(4096):
-                out.write(conform_arrow(batch, t.stored_schema))
+        for i, (path, names) in enumerate(zip(files, schemas), start=1):
+            gone = dropped[i].column("_row").to_numpy() if i in dropped else None
+            filled = fills.get(i)
+            first = 0  # the batch's first row in the file: what the plan counts
+            for batch in pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20).iter_batches(
+                    _READ_ROWS, columns=[c for c in columns if c in names], use_threads=False):
+                n = batch.num_rows
+                batch = conform_arrow(batch, t.stored_schema)
+                if t is SPANS:
+                    batch = _with_agents(batch, first, filled)
+                if gone is not None:
+                    batch = batch.filter(pa.array(~np.isin(np.arange(first, first + n), gone)))
+                first += n
+                out.write(batch)
     finally:
         out.close()
     return out.written
 
 
-def _register_agents(con: Any, fs: LakeFS, params: dict[str, Any], has_resolved: bool, part: str) -> None:
-    """Register ``agents_found`` for ``compact_spans_sql``: the agents ``storage.agents``
-    resolves for the merged spans that need one, from their traces' spans in this
-    partition and the agent spans of the whole lake."""
-    found = pa.table({"trace_id": pa.array([], pa.string()), "span_id": pa.array([], pa.string()),
-                      "resolved_agent": pa.array([], pa.string())})
-    traces = con.sql(compaction_sql.unresolved_traces_sql(has_resolved), params={"files": params["files"]}).to_arrow_table()
-    if traces.num_rows:
-        con.register("unresolved_traces", traces)
-        files = [f"{part}/{name}" for name in fs.files(part) if name.endswith(".parquet")]
-        names = set().union(*(fs.parquet_schema(f).names for f in files))
-        rows = con.sql(compaction_sql.agent_lookup_sql("resolved_agent" in names, "request_agent" in names), params={
-            "partition": fs.uri(part) + "/*.parquet", "lake": table_glob(fs.uri(fs.root), SPANS.name),
-        }).to_arrow_table()
-        resolved = agents.resolve_columns(rows)
-        found = pa.table({"trace_id": rows.column("trace_id"), "span_id": rows.column("span_id"),
-                          "resolved_agent": resolved}).filter(pc.is_valid(resolved))
-    con.register("agents_found", found)
+def _by_file(plan: pa.Table) -> dict[int, pa.Table]:
+    """A merge's plan (rows sorted by ``_file``, ``_row``) → each file's part of it."""
+    files = plan.column("_file").to_numpy()
+    values, starts = np.unique(files, return_index=True)
+    ends = [*starts[1:], len(files)]
+    return {int(f): plan.slice(a, b - a).combine_chunks() for f, a, b in zip(values, starts, ends)}
 
 
-def merge_connection(fs: LakeFS) -> Any:
+def _with_agents(batch: pa.RecordBatch, first: int, filled: pa.Table | None) -> pa.RecordBatch:
+    """``resolved_agent``: the row's own, else its ``agent_name``, else what the plan
+    (``_agent_fills``) found for it (rows ``first`` … of its file)."""
+    agent = pc.coalesce(batch.column("resolved_agent"), batch.column("agent_name"))
+    if filled is not None:
+        rows = filled.column("_row").to_numpy()
+        lo, hi = np.searchsorted(rows, [first, first + batch.num_rows])
+        if hi > lo:
+            mask = np.zeros(batch.num_rows, bool)
+            mask[rows[lo:hi] - first] = True
+            agent = pc.replace_with_mask(agent, pa.array(mask), filled.column("agent").chunk(0)[lo:hi].cast(pa.string()))
+    i = batch.schema.get_field_index("resolved_agent")
+    return pa.RecordBatch.from_arrays([*batch.columns[:i], agent, *batch.columns[i + 1:]], schema=batch.schema)
+
+
+def _agent_fills(con: Any, fs: LakeFS, inputs: list[DataFile], files: list[str], has_resolved: bool,
+                 part: str) -> dict[int, pa.Table]:
+    """The agents ``storage.agents`` resolves for the merged spans that need one (no
+    resolved agent, no agent name of their own), from their traces' spans in this
+    partition and the agent spans of the whole lake: each merged file's (1-based, in
+    ``files`` order) ``_row`` → ``agent``, by row. A span it cannot resolve stays NULL:
+    the views' join resolves it at query time, a later compaction for good."""
+    traces = con.sql(compaction_sql.unresolved_traces_sql(has_resolved), params={"files": files}).to_arrow_table()
+    if not traces.num_rows:
+        return {}
+    con.register("unresolved_traces", traces)
+    names = set().union(*(fs.parquet_schema(f"{part}/{name}").names for name in fs.files(part)
+                          if name.endswith(".parquet")))
+    rows = con.sql(compaction_sql.agent_lookup_sql("resolved_agent" in names, "request_agent" in names), params={
+        "partition": fs.uri(part) + "/*.parquet", "lake": table_glob(fs.uri(fs.root), SPANS.name),
+        "merged": [f.name for f in inputs],
+    }).to_arrow_table()
+    agent = agents.resolve_columns(rows)
+    need = pc.and_(pc.and_(pc.is_valid(rows.column("_file")), pc.is_null(rows.column("agent_name"))),
+                   pc.and_(pc.is_null(rows.column("resolved_agent")), pc.is_valid(agent)))
+    found = pa.table({"_file": rows.column("_file"), "_row": rows.column("_row"), "agent": agent}).filter(need)
+    return _by_file(found.sort_by([("_file", "ascending"), ("_row", "ascending")]))
+
+
+def merge_connection(fs: LakeFS, memory_mib: int = MEMORY_MIB) -> Any:
     """A DuckDB connection for one merge: one thread (the compactor runs beside the
-    receiver and the flusher), ``_COMPACT_MEMORY``, spilling to ``<root>/_tmp``."""
+    receiver and the flusher), half of ``memory_mib``, spilling to ``<root>/_tmp``."""
     import duckdb  # lazy: only compaction needs it, not the collector's hot path
 
     tmp_dir = fs.spill_dir()
     os.makedirs(tmp_dir, exist_ok=True)
-    con = duckdb.connect(":memory:", config={"memory_limit": _COMPACT_MEMORY, "temp_directory": tmp_dir,
-                                             "threads": 1})
+    con = duckdb.connect(":memory:", config={"memory_limit": f"{max(memory_mib // 2, 16)}MiB",
+                                             "temp_directory": tmp_dir, "threads": 1})
     fs.attach(con)
     con.execute(compaction_sql.DISABLE_PROGRESS_BAR)  # it would draw on the collector's stdout
     return con

@@ -175,7 +175,7 @@ def recover(fs: LakeFS, t: Table) -> None:
         _sweep(fs, t)
 
 
-def compact(fs: LakeFS, t: Table, *, min_files: int = 8) -> int:
+def compact(fs: LakeFS, t: Table, *, min_files: int = 8, memory_mib: int = compaction.MEMORY_MIB) -> int:
     """Merge each partition's commit and compact files (at least ``min_files`` of them)
     into one file, without the rows the views hide; returns files merged.
 
@@ -193,14 +193,14 @@ def compact(fs: LakeFS, t: Table, *, min_files: int = 8) -> int:
             inputs = sorted(filter(None, (DataFile.parse(f"{part}/{name}") for name in fs.files(part))))
             if len(inputs) < max(min_files, 2):
                 continue
-            compaction.replace_files(fs, part, inputs, 1, lambda paths: _merge(fs, t, inputs, paths))
+            compaction.replace_files(fs, part, inputs, 1, lambda paths: _merge(fs, t, inputs, paths, memory_mib))
             merged += len(inputs)
     return merged
 
 
-def _merge(fs: LakeFS, t: Table, inputs: list[DataFile], outputs: list[str]) -> list[str]:
+def _merge(fs: LakeFS, t: Table, inputs: list[DataFile], outputs: list[str], memory_mib: int) -> list[str]:
     params = {"files": [fs.uri(f.path) for f in inputs], "table": table_glob(fs.uri(fs.root), t.name)}
-    with compaction.merge_connection(fs) as con:
+    with compaction.merge_connection(fs, memory_mib) as con:
         reader = con.sql(compaction_sql.compact_derived_sql(t), params=params).to_arrow_reader(4096)
         data = pa.Table.from_batches([compaction.conform_arrow(b, t.stored_schema) for b in reader], t.stored_schema)
     if data.num_rows == 0:  # every row superseded: the inputs just go

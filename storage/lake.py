@@ -192,15 +192,17 @@ class Lake:
 
     # ------------------------------------------------------------------ compaction
     def compact(self, table: str, *, below_batch_id: str, min_files: int = 8,
-                target_rows: int = compaction.TARGET_ROWS, target_bytes: int = compaction.TARGET_BYTES) -> int:
+                target_rows: int = compaction.TARGET_ROWS, target_bytes: int = compaction.TARGET_BYTES,
+                memory_mib: int = compaction.MEMORY_MIB) -> int:
         """Merge each partition's small files older than ``below_batch_id``; returns files
         merged (``storage.compaction.compact``; for a derived table ``storage.derived.compact``,
-        which needs no batch bound: a commit is complete once it is visible)."""
+        which needs no batch bound: a commit is complete once it is visible). ``memory_mib``:
+        what one merge may hold."""
         t = _table(table)
         if t.kind != SIGNAL:
-            return derived.compact(self.fs, t, min_files=min_files)
+            return derived.compact(self.fs, t, min_files=min_files, memory_mib=memory_mib)
         return compaction.compact(self.fs, t, below_batch_id=below_batch_id, owner=self.owner, min_files=min_files,
-                                  target_rows=target_rows, target_bytes=target_bytes)
+                                  target_rows=target_rows, target_bytes=target_bytes, memory_mib=memory_mib)
 
     def _recover(self, t: Table) -> None:
         if t.kind == SIGNAL:

@@ -2,8 +2,9 @@
 
 Compaction used to sort a whole partition in DuckDB. With real spans (kilobytes of
 message and attribute text each) DuckDB's sort cannot spill those strings: 200,000 spans
-ran out of a 512 MB limit. Now DuckDB only streams (dedupe and lookups work on the
-key columns), and this writer gives the files the layout the sort was for:
+ran out of a 512 MB limit. Now DuckDB reads only the key columns (to find repeats and
+agents), pyarrow streams the rows, and this writer gives the files the layout the sort
+was for:
 
 - rows are bucketed by the table's first sort key (``span_type`` for spans), so a row
   group holds one span type and ``WHERE span_type = 'llm'`` skips the others by their

@@ -13,41 +13,40 @@ from storage.schema import Table
 DISABLE_PROGRESS_BAR = "SET enable_progress_bar = false"
 
 
-def compact_sql(columns: Sequence[str], key: Sequence[str], others: bool = False) -> str:
-    """Rows of ``$files`` as one stream, without key repeats.
+def dropped_rows_sql(key: Sequence[str], others: bool = False) -> str:
+    """The rows of ``$files`` a merge leaves out, as ``(_file, _row)`` (the file's 1-based
+    place in ``$files``, the row's in its file), in that order; reads the key columns only.
 
-    Of rows sharing ``key``, the first (earliest file, then row) is kept. Duplicates are
-    found on the key columns alone; the full rows only stream (no ORDER BY: DuckDB's
-    sort cannot spill kilobyte strings; ``storage.rowgroups`` orders the row groups).
-    ``columns``: the ones the files have. ``others``: also drop the rows whose key one of
-    the files ``$others`` holds (another collector's, which keeps it: storage.compaction).
+    Of rows sharing ``key``, all but the first (earliest file, then row). ``others``: also
+    the rows whose key one of the files ``$others`` holds (another collector's, which
+    keeps it: storage.compaction). The full rows never pass through DuckDB: its sort and
+    hash tables cannot spill kilobyte strings, and its Parquet scan of them held ~120 MiB
+    over any memory limit; storage.compaction streams them with pyarrow.
     """
-    ctes, rows = _compact_rows(key, others)
-    cols = ", ".join(ident(c) for c in columns)
-    return f"{ctes} SELECT {cols} FROM {rows}"
-
-
-def compact_spans_sql(columns: Sequence[str], key: Sequence[str], others: bool = False) -> str:
-    """``compact_sql`` for spans, with ``resolved_agent`` filled from ``agents_found``
-    (trace_id, span_id, resolved_agent: what ``storage.agents`` resolved for the rows that
-    need it, registered by storage.compaction). A row it could not resolve stays NULL: the
-    views' join resolves it at query time, a later compaction for good."""
-    ctes, rows = _compact_rows(key, others)
-    given = "s.resolved_agent" if "resolved_agent" in columns else "NULL"
-    resolved = f"coalesce({given}, s.agent_name, f.agent) AS resolved_agent"
-    cols = ", ".join(resolved if c == "resolved_agent" else f"s.{ident(c)}" for c in columns)
-    if "resolved_agent" not in columns:
-        cols += f", {resolved}"
-    # the key to look up; NULL (no hash-join work) for rows that need none
-    need = f"CASE WHEN s.agent_name IS NULL AND {given} IS NULL THEN s.span_id END"
-    return f"""{ctes},
-found AS (
-    -- one row per span even if the lookup met it twice, so the join never doubles a row
-    SELECT trace_id, span_id, any_value(resolved_agent) AS agent FROM agents_found GROUP BY ALL
-)
-SELECT {cols}
-FROM {rows} AS s
-LEFT JOIN found AS f ON f.trace_id = s.trace_id AND f.span_id = {need}"""
+    keys = ", ".join(ident(k) for k in key)
+    # NOT MATERIALIZED: each use reads only the key columns, straight from the files
+    src = (
+        f"SELECT {keys}, list_position($files, filename) AS _file, file_row_number AS _row "
+        "FROM read_parquet($files, filename = true, file_row_number = true, "
+        "union_by_name = true, hive_partitioning = false)"
+    )
+    elsewhere = ""
+    if others:
+        # the other files' rows are only probed against these files' keys (the build side)
+        elsewhere = f"""
+UNION
+SELECT _file, _row FROM src SEMI JOIN (
+    SELECT {keys} FROM read_parquet($others, union_by_name = true, hive_partitioning = false)
+    SEMI JOIN (SELECT {keys} FROM src) AS mine USING ({keys})
+) AS elsewhere USING ({keys})"""
+    # Candidates first, by a 64-bit hash of the key (8 bytes a row, not the key's text);
+    # the exact keys of the few candidates then decide.
+    return f"""WITH src AS NOT MATERIALIZED ({src}),
+dup_hashes AS (SELECT hash({keys}) AS _h FROM src GROUP BY _h HAVING count(*) > 1)
+SELECT _file, _row FROM (
+SELECT _file, _row FROM src WHERE hash({keys}) IN (SELECT _h FROM dup_hashes)
+QUALIFY row_number() OVER (PARTITION BY {keys} ORDER BY _file, _row) > 1{elsewhere}
+) ORDER BY _file, _row"""
 
 
 def unresolved_traces_sql(has_resolved: bool) -> str:
@@ -62,50 +61,22 @@ def agent_lookup_sql(partition_has_resolved: bool, partition_has_request_agent: 
     """What ``storage.agents`` needs to resolve the spans of ``unresolved_traces``: every
     span of those traces in the partition (``$partition``, the merged files among them),
     and those elsewhere in the lake (``$lake``) that name an agent — few, and row-group
-    statistics skip the rest."""
+    statistics skip the rest. A span of a merged file (``$merged``: their names) carries
+    where it is, ``_file`` (1-based, as in ``dropped_rows_sql``) and ``_row``, so that
+    its agent reaches it without a join; the others carry NULLs."""
     stored = "resolved_agent" if partition_has_resolved else "NULL::VARCHAR AS resolved_agent"
     request = "request_agent" if partition_has_request_agent else "NULL::VARCHAR AS request_agent"
     cols = "trace_id, span_id, parent_span_id, agent_name, service_name"
-    return f"""SELECT {cols}, {stored}, {request}
-FROM read_parquet($partition, union_by_name = true, hive_partitioning = false)
+    return f"""SELECT {cols}, {stored}, {request},
+       list_position($merged, parse_filename(filename)) AS _file, file_row_number AS _row
+FROM read_parquet($partition, union_by_name = true, hive_partitioning = false, filename = true,
+                  file_row_number = true)
 SEMI JOIN unresolved_traces USING (trace_id)
 UNION ALL
-SELECT {cols}, agent_name AS resolved_agent, NULL::VARCHAR AS request_agent
+SELECT {cols}, agent_name AS resolved_agent, NULL::VARCHAR AS request_agent, NULL::INTEGER, NULL::BIGINT
 FROM read_parquet($lake, union_by_name = true, hive_partitioning = false)
 SEMI JOIN unresolved_traces USING (trace_id)
 WHERE agent_name IS NOT NULL"""
-
-
-def _compact_rows(key: Sequence[str], others: bool = False) -> tuple[str, str]:
-    """The CTEs shared by the compaction queries, and the relation of the rows kept."""
-    # NOT MATERIALIZED: each use reads only the columns it needs, straight from the files
-    src = (
-        "SELECT *, list_position($files, filename) AS _file, file_row_number AS _row "
-        "FROM read_parquet($files, filename = true, file_row_number = true, "
-        "union_by_name = true, hive_partitioning = false)"
-    )
-    if not key:
-        return f"WITH src AS NOT MATERIALIZED ({src})", "src"
-    keys = ", ".join(ident(k) for k in key)
-    elsewhere = anti = ""
-    if others:
-        # the other files' rows are only probed against these files' keys (the build side)
-        elsewhere = f"""
-elsewhere AS (
-    SELECT {keys} FROM read_parquet($others, union_by_name = true, hive_partitioning = false)
-    SEMI JOIN (SELECT {keys} FROM src) AS mine USING ({keys})
-),"""
-        anti = f" ANTI JOIN elsewhere USING ({keys})"
-    return (
-        f"""WITH src AS NOT MATERIALIZED ({src}),
-dup_keys AS (SELECT {keys} FROM src GROUP BY ALL HAVING count(*) > 1),
-drop_rows AS (
-    SELECT _file, _row FROM src SEMI JOIN dup_keys USING ({keys})
-    QUALIFY row_number() OVER (PARTITION BY {keys} ORDER BY _file, _row) > 1
-),{elsewhere}
-kept AS NOT MATERIALIZED (SELECT * FROM src ANTI JOIN drop_rows USING (_file, _row){anti})""",
-        "kept",
-    )
 
 
 def compact_derived_sql(t: Table) -> str:

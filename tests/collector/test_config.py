@@ -53,6 +53,9 @@ def test_env_expansion_with_and_without_default(tmp_path):
          r"max_request_body_size_mib"),
         (lambda d: d.update(exporters={"parquet": {}, "otlp": {"endpoint": "upstream:4318"}}), r"http:// or https://"),
         (lambda d: d.pop("service"), r"missing required key 'service'"),
+        # DuckDB needs 16 MiB of the budget to plan a merge at all
+        (lambda d: d["exporters"]["parquet"].update(compaction={"memory_mib": 16}),
+         r"exporters\.parquet\.compaction\.memory_mib"),
     ],
 )
 def test_config_errors_name_the_key_and_file(mutate, message):

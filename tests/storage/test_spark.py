@@ -43,9 +43,12 @@ def test_spark_reads_the_lake_and_agrees_with_duckdb(make_collector, tmp_path: P
             assert http.post(f"http://127.0.0.1:{c.http_port}/v1/traces", content=req.SerializeToString(),
                              headers=PB).status_code == 200
             sent += 90
-            if i == 5:  # two flushes at least, so that compaction has files to merge
+            # Flushed in three waves at least: compaction merges the first into a file
+            # that (tiers: storage.compaction) is merged again only with as much newer
+            # data, so the rest must make two part files of their own, or one would stay.
+            if i in (5, 8):
                 wait_for(lambda: open_lake(tmp_path / "lake").query("SELECT count(*) FROM spans").rows[0][0] == sent,
-                         timeout_s=60, what="the first half flushed")
+                         timeout_s=60, what=f"the first {sent} spans flushed")
     lake = tmp_path / "lake"
 
     def compacted() -> bool:

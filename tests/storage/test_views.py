@@ -447,24 +447,47 @@ def test_table_views_read_hive_partitions_by_name() -> None:
     )
 
 
-def test_compact_sql_without_a_key_only_streams() -> None:
-    sql = compaction_sql.compact_sql(["time", "body"], ())
-    assert sql.endswith('SELECT "time", "body" FROM src')  # no ORDER BY: storage.rowgroups orders
-    assert "ANTI JOIN" in compaction_sql.compact_sql(["a"], ("a",))
+def _parquet(path: Path, rows: list[tuple[str, str, str]]) -> str:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({k: [r[i] for r in rows] for i, k in enumerate(("trace_id", "span_id", "body"))}), path)
+    return str(path)
 
 
-@pytest.mark.parametrize(
-    "columns, resolved",
-    [
-        (["trace_id", "resolved_agent"], 'SELECT s."trace_id", coalesce(s.resolved_agent, s.agent_name,'),
-        # no input file has the column (all written by schema version 1): computed anyway
-        (["trace_id"], 'SELECT s."trace_id", coalesce(NULL, s.agent_name,'),
-    ],
-)
-def test_compact_spans_sql_always_yields_resolved_agent(columns: list[str], resolved: str) -> None:
-    sql = compaction_sql.compact_spans_sql(columns, ("trace_id", "span_id"))
-    assert resolved in sql and sql.count("AS resolved_agent") == 1
-    assert "ORDER BY" not in sql.rsplit(")", 1)[-1]
+def test_dropped_rows_are_the_later_copies_of_a_key(tmp_path: Path) -> None:
+    files = [_parquet(tmp_path / "a.parquet", [("t", "1", "x"), ("t", "2", "y"), ("t", "1", "again")]),
+             _parquet(tmp_path / "b.parquet", [("t", "2", "z"), ("t", "3", "w")])]
+    sql = compaction_sql.dropped_rows_sql(("trace_id", "span_id"))
+    assert "body" not in sql  # the full rows never pass through DuckDB
+    assert duckdb.sql(sql, params={"files": files}).fetchall() == [(1, 2), (2, 0)]
+
+
+def test_dropped_rows_include_the_keys_another_collector_holds(tmp_path: Path) -> None:
+    files = [_parquet(tmp_path / "a.parquet", [("t", "1", "x"), ("t", "2", "y")])]
+    others = [_parquet(tmp_path / "o.parquet", [("t", "2", "kept there"), ("t", "9", "")])]
+    sql = compaction_sql.dropped_rows_sql(("trace_id", "span_id"), others=True)
+    assert duckdb.sql(sql, params={"files": files, "others": others}).fetchall() == [(1, 1)]
+
+
+def test_the_agent_lookup_says_where_each_merged_span_is(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    part = tmp_path / "date=2026-12-04"
+    part.mkdir()
+    cols = ("trace_id", "span_id", "parent_span_id", "agent_name", "service_name")
+    for name, spans in (("merged.parquet", [("t", "2", "1", None, "s"), ("u", "5", None, None, "s"), ("t", "3", "1", None, "s")]),
+                        ("kept.parquet", [("t", "1", None, "triage", "s")])):
+        pq.write_table(pa.table({c: pa.array([s[i] for s in spans], pa.string()) for i, c in enumerate(cols)}),
+                       part / name)
+    con = duckdb.connect()
+    con.register("unresolved_traces", pa.table({"trace_id": ["t"]}))
+    rows = con.sql(compaction_sql.agent_lookup_sql(False, False), params={
+        "partition": f"{part}/*.parquet", "lake": f"{part}/*.parquet", "merged": ["merged.parquet"]}).fetchall()
+    where = sorted(((r[1], r[-2], r[-1]) for r in rows), key=str)
+    # the merged file's spans of trace t, at their rows; the agent span twice (partition, lake), not merged
+    assert where == [("1", None, 0), ("1", None, None), ("2", 1, 0), ("3", 1, 2)], where
 
 
 def test_a_side_without_events_stays_null(lake: Lake) -> None:
