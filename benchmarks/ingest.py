@@ -142,7 +142,9 @@ class Sampler(threading.Thread):
                 self.peak_rss = max(self.peak_rss, rss)
                 for p in procs:
                     t = p.cpu_times()
-                    r = self.roles.get(p.pid) or self.roles.setdefault(p.pid, role(p, self.proc.pid))
+                    if p.pid not in self.roles:
+                        self.roles[p.pid] = role(p, self.proc.pid)
+                    r = self.roles[p.pid]
                     self.cpu[p.pid] = (r, t.user + t.system)
                     self.peak_rss_role[r] = max(self.peak_rss_role.get(r, 0), p.memory_info().rss)
             except psutil.Error:

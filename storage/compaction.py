@@ -177,7 +177,7 @@ def replace_files(fs: LakeFS, part: str, inputs: list[DataFile], outputs: int,
 
 
 def _merge(fs: LakeFS, t: Table, inputs: list[DataFile], outputs: list[str], target_rows: int,
-           target_bytes: int, others: list[DataFile] = (), memory_mib: int = MEMORY_MIB) -> list[str]:
+           target_bytes: int, others: list[DataFile], memory_mib: int) -> list[str]:
     """Stream the inputs, without repeated keys, into the staged files of ``outputs``.
 
     Returns the outputs that received rows, each sealed (durable) under its staging name.
@@ -217,17 +217,22 @@ def _merge_files(fs: LakeFS, t: Table, inputs: list[DataFile], files: list[str],
     )
     try:
         for i, (path, names) in enumerate(zip(files, schemas), start=1):
-            gone = dropped[i].column("_row").to_numpy() if i in dropped else None
-            filled = fills.get(i)
+            gone = _rows(dropped.get(i))
+            filled = _rows(fills.get(i))
+            agents_filled = fills[i].column("agent").chunk(0) if i in fills else None
             first = 0  # the batch's first row in the file: what the plan counts
             for batch in pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20).iter_batches(
                     _READ_ROWS, columns=[c for c in columns if c in names], use_threads=False):
                 n = batch.num_rows
                 batch = conform_arrow(batch, t.stored_schema)
                 if t is SPANS:
-                    batch = _with_agents(batch, first, filled)
-                if gone is not None:
-                    batch = batch.filter(pa.array(~np.isin(np.arange(first, first + n), gone)))
+                    lo, hi = np.searchsorted(filled, [first, first + n])
+                    batch = _with_agents(batch, filled[lo:hi] - first, agents_filled[lo:hi] if hi > lo else None)
+                lo, hi = np.searchsorted(gone, [first, first + n])
+                if hi > lo:
+                    keep = np.ones(n, bool)
+                    keep[gone[lo:hi] - first] = False
+                    batch = batch.filter(pa.array(keep))
                 first += n
                 out.write(batch)
     finally:
@@ -243,17 +248,19 @@ def _by_file(plan: pa.Table) -> dict[int, pa.Table]:
     return {int(f): plan.slice(a, b - a).combine_chunks() for f, a, b in zip(values, starts, ends)}
 
 
-def _with_agents(batch: pa.RecordBatch, first: int, filled: pa.Table | None) -> pa.RecordBatch:
-    """``resolved_agent``: the row's own, else its ``agent_name``, else what the plan
-    (``_agent_fills``) found for it (rows ``first`` … of its file)."""
+def _rows(plan: pa.Table | None) -> np.ndarray:
+    """A file's part of a plan (``_by_file``) → its rows, in order (none: empty)."""
+    return np.zeros(0, np.int64) if plan is None else plan.column("_row").to_numpy()
+
+
+def _with_agents(batch: pa.RecordBatch, at: np.ndarray, found: pa.Array | None) -> pa.RecordBatch:
+    """``resolved_agent``: the row's own, else its ``agent_name``, else ``found`` (what
+    ``_agent_fills`` found for the batch's rows ``at``)."""
     agent = pc.coalesce(batch.column("resolved_agent"), batch.column("agent_name"))
-    if filled is not None:
-        rows = filled.column("_row").to_numpy()
-        lo, hi = np.searchsorted(rows, [first, first + batch.num_rows])
-        if hi > lo:
-            mask = np.zeros(batch.num_rows, bool)
-            mask[rows[lo:hi] - first] = True
-            agent = pc.replace_with_mask(agent, pa.array(mask), filled.column("agent").chunk(0)[lo:hi].cast(pa.string()))
+    if found is not None:
+        mask = np.zeros(batch.num_rows, bool)
+        mask[at] = True
+        agent = pc.replace_with_mask(agent, pa.array(mask), found)
     i = batch.schema.get_field_index("resolved_agent")
     return pa.RecordBatch.from_arrays([*batch.columns[:i], agent, *batch.columns[i + 1:]], schema=batch.schema)
 
@@ -278,11 +285,12 @@ def _agent_fills(con: Any, fs: LakeFS, inputs: list[DataFile], files: list[str],
     agent = agents.resolve_columns(rows)
     need = pc.and_(pc.and_(pc.is_valid(rows.column("_file")), pc.is_null(rows.column("agent_name"))),
                    pc.and_(pc.is_null(rows.column("resolved_agent")), pc.is_valid(agent)))
-    found = pa.table({"_file": rows.column("_file"), "_row": rows.column("_row"), "agent": agent}).filter(need)
+    found = pa.table({"_file": rows.column("_file"), "_row": rows.column("_row"),
+                      "agent": agent.cast(pa.string())}).filter(need)
     return _by_file(found.sort_by([("_file", "ascending"), ("_row", "ascending")]))
 
 
-def merge_connection(fs: LakeFS, memory_mib: int = MEMORY_MIB) -> Any:
+def merge_connection(fs: LakeFS, memory_mib: int) -> Any:
     """A DuckDB connection for one merge: one thread (the compactor runs beside the
     receiver and the flusher), half of ``memory_mib``, spilling to ``<root>/_tmp``."""
     import duckdb  # lazy: only compaction needs it, not the collector's hot path
