@@ -1,5 +1,12 @@
-"""The ``judge`` checker of agent suites: an OpenAI-compatible model scores the agent's
-answer against the case's rubric, 0–1 with a reason; 0.5 or more passes.
+"""The ``judge`` checker of agent suites: an OpenAI-compatible model grades the agent's
+answer against the case's rubric, 1–5 with a reason; the score is (grade − 1) / 4 and 0.5
+(grade 3, "meets the rubric with flaws") or more passes.
+
+The grade is asked on the run judge's 1–5 scale because that is the scale its tolerant
+reader (processors/judge/parse) maps: asked for "a number from 0 to 1", a model writing
+``"score": 1`` meant full marks and was read as the lowest grade. A reply whose reasoning
+is the prompt's own placeholder (``"<one sentence>"``: small models copy the template)
+did not grade anything and is treated as no grade.
 
 It reuses the run judge's endpoint handling (processors/judge: retries, the structured
 output formats a server accepts, the tolerant reading of a grade) with a prompt of its
@@ -10,6 +17,7 @@ verdict ``error``), never passed or failed on the judge's account.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from bench_runner.agent_suite import Case
@@ -18,11 +26,17 @@ from bench_runner.suites import Verdict
 
 PASS_SCORE = 0.5
 MAX_ANSWER_CHARS = 4000
+PLACEHOLDER = "<one sentence>"
 SYSTEM = ("You grade an answer to a question against a rubric. Follow the rubric strictly: an answer that "
-          "misses what the rubric requires gets a low score, whatever else it says. Reply with JSON only: "
-          '{"reasoning": "<one sentence>", "score": <a number from 0 to 1>}')
-SCHEMA = {"type": "object", "properties": {"reasoning": {"type": "string"}, "score": {"type": "number"}},
-          "required": ["reasoning", "score"], "additionalProperties": False}
+          "misses what the rubric requires gets a low grade, whatever else it says. Grades: 1 wrong or no "
+          "answer, 2 misses what the rubric requires, 3 meets the rubric with flaws, 4 meets the rubric, "
+          "5 meets it fully and precisely. Reply with JSON only: "
+          f'{{"grade": <1, 2, 3, 4 or 5>, "reasoning": "{PLACEHOLDER}"}}')
+SCHEMA = {"type": "object", "properties": {"grade": {"type": "integer", "enum": [1, 2, 3, 4, 5]},
+                                           "reasoning": {"type": "string"}},
+          "required": ["grade", "reasoning"], "additionalProperties": False}
+# a reasoning that is a template's slot, not a sentence: "<one sentence>", "<reason>"
+_SLOT = re.compile(r"^\s*<[^<>]*>\s*$")
 
 
 def messages(case: Case, answer: str) -> list[dict[str, str]]:
@@ -62,6 +76,9 @@ class SuiteJudge:
             parsed = parse_answer(completion.content)
         except UnusableAnswer as exc:
             raise JudgeUnavailable(f"the judge's answer has no grade ({exc}): {completion.content[:200]!r}") from exc
+        if _SLOT.match(parsed.reasoning):
+            raise JudgeUnavailable(f"the judge copied the prompt's template instead of grading: "
+                                   f"{completion.content[:200]!r}")
         passed = parsed.score >= PASS_SCORE
         why = (parsed.reasoning or "").strip() or "no reason given"
         return Verdict(passed, f"judge {parsed.score:.2f} ({'≥' if passed else '<'} {PASS_SCORE}): {why}"[:500],

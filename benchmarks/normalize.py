@@ -20,7 +20,14 @@ memory instead of returning it to the kernel (glibc, for ptars and numpy). Each 
 page faults on this VM cost ~8 µs/span of system time; the settings are the flusher
 workers' own (``collector.flusher.ALLOCATOR_ENV``).
 
+``--stages`` times one flusher-sized batch (``--spans 4608`` is ~5 MiB, the default
+``flush.max_batch_mib``) as the flusher runs it — polars and Arrow on one thread — split
+into ptars' decode, polars' plans (how many, and their time) and the rest (Python, numpy,
+pyarrow between them); then the same batches with the decode in a thread of its own
+beside the rest, to show whether a decode stage would overlap (it holds the GIL).
+
     python benchmarks/normalize.py [--spans 20480] [--per-request 512] [--runs 5] [--retain-memory]
+    python benchmarks/normalize.py --stages --spans 4608 --retain-memory
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,6 +76,7 @@ def main() -> None:
     ap.add_argument("--per-request", type=int, default=512)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--stages", action="store_true", help="split a flusher-sized batch into its stages")
     ap.add_argument("--retain-memory", action="store_true",
                     help="run with allocators that keep freed memory (see the module docstring)")
     args = ap.parse_args()
@@ -76,6 +85,9 @@ def main() -> None:
         env = {**os.environ, **ALLOCATOR_ENV, "OTELBENCH_RETAIN_MEMORY": "1"}
         sys.exit(subprocess.call([sys.executable, __file__, *argv], env=env))
 
+    if args.stages:
+        stages(args)
+        return
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
     from normalize.rows import normalize_traces
@@ -108,6 +120,99 @@ def main() -> None:
               f"{results[name][1]:7.2f} µs/span CPU")
     ref, arr = results["reference"], results["arrow"]
     print(f"{'speed-up':>24}: {ref[0] / arr[0]:7.1f}x wall, {ref[1] / arr[1]:.1f}x CPU")
+
+
+def stages(args: argparse.Namespace) -> None:
+    """Decode / polars plans / the rest of one batch, one thread as in the flusher; and the
+    decode in a thread of its own beside the rest (a pipeline), ms per batch."""
+    import queue
+    import threading
+
+    from collector.flusher import _single_threaded
+
+    _single_threaded()
+    import polars.lazyframe.frame as lazy
+
+    from normalize import columnar
+
+    batches = [make_payloads(args.spans, args.per_request, seed) for seed in range(args.seed, args.seed + 4)]
+    owners = [None] * len(batches[0])
+    decode = columnar.ptars_handler().list_to_record_batch
+    plans = {"n": 0, "s": 0.0}
+    collect = lazy.LazyFrame._collect_eager  # what DataFrame.select / with_columns run
+
+    def timed(self: Any, *a: Any, **k: Any) -> Any:
+        t = time.perf_counter()
+        try:
+            return collect(self, *a, **k)
+        finally:
+            plans["n"] += 1
+            plans["s"] += time.perf_counter() - t
+
+    class Decoded:  # ptars' handler, answering with a batch decoded beforehand
+        def __init__(self, batch: Any) -> None:
+            self.batch = batch
+
+        def list_to_record_batch(self, _: Any) -> Any:
+            return self.batch
+
+    def rest(decoded: Any, payloads: list[bytes]) -> None:
+        columnar.ptars_handler = lambda: Decoded(decoded)
+        columnar.normalize_traces_arrow(payloads, owners)
+
+    for p in batches:
+        rest(decode(p), p)  # warm-up: the message pattern compiles
+    whole, dec, plan_s, plan_n = [], [], [], []
+    for _ in range(args.runs):
+        for p in batches:
+            plans.update(n=0, s=0.0)
+            t = time.perf_counter()
+            d = decode(p)
+            t1 = time.perf_counter()
+            lazy.LazyFrame._collect_eager = timed
+            rest(d, p)
+            lazy.LazyFrame._collect_eager = collect
+            whole.append(time.perf_counter() - t)
+            dec.append(t1 - t)
+            plan_s.append(plans["s"])
+            plan_n.append(plans["n"])
+
+    def piped() -> float:
+        q: queue.Queue[Any] = queue.Queue(2)
+
+        def produce() -> None:
+            for p in batches:
+                q.put((decode(p), p))
+            q.put(None)
+        t = time.perf_counter()
+        threading.Thread(target=produce).start()
+        while (item := q.get()) is not None:
+            rest(*item)
+        return (time.perf_counter() - t) / len(batches)
+
+    def sequential() -> float:
+        t = time.perf_counter()
+        for p in batches:
+            rest(decode(p), p)
+        return (time.perf_counter() - t) / len(batches)
+
+    import polars as pl
+
+    tiny = pl.DataFrame({"a": [1, 2, 3]})
+    empty = measure(lambda: tiny.with_columns(b=pl.col("a") + 1), 200)[0]  # one plan's own cost
+    pairs = [(sequential(), piped()) for _ in range(args.runs)]
+    med = statistics.median
+    n = len(batches[0]) * args.per_request
+    mib = sum(map(len, batches[0])) / 2**20
+    print(f"one batch of {n} spans ({mib:.1f} MiB), polars and Arrow on one thread as in the flusher, "
+          f"median of {len(whole)}; load average {os.getloadavg()[0]:.1f}")
+    print(f"{'whole batch':>28}: {med(whole) * 1e3:6.1f} ms ({med(whole) / n * 1e6:5.2f} µs/span)")
+    print(f"{'ptars decode':>28}: {med(dec) * 1e3:6.1f} ms")
+    print(f"{'polars plans':>28}: {med(plan_s) * 1e3:6.1f} ms in {med(plan_n):.0f} plans "
+          f"(a trivial plan costs {empty * 1e6:.0f} µs: {med(plan_n) * empty * 1e3:.1f} ms of it)")
+    print(f"{'the rest':>28}: {(med(whole) - med(dec) - med(plan_s)) * 1e3:6.1f} ms")
+    print(f"{'sequential / decode thread':>28}: {med(p[0] for p in pairs) * 1e3:6.1f} / "
+          f"{med(p[1] for p in pairs) * 1e3:6.1f} ms per batch")
 
 
 if __name__ == "__main__":

@@ -1,10 +1,12 @@
 """``otelbench demo`` without ``--quick`` keeps serving after its report, and Ctrl-C stops
 everything it started — the web, the collector, their child processes, its ports — and
-nothing else (a process of the user's beside it lives on). Without the model (``--no-model``),
-so it takes seconds; the model's steps are tests/test_demo.py's."""
+nothing else (a process of the user's beside it lives on); run again in the same folder, it
+goes on with the lake it left. Without the model (``--no-model``), so it takes seconds; the
+model's steps are tests/test_demo.py's."""
 
 from __future__ import annotations
 
+import re
 import signal
 import socket
 import subprocess
@@ -63,3 +65,22 @@ def test_ctrl_c_stops_everything_the_demo_started_and_nothing_else(tmp_path: Pat
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+def test_run_again_in_the_same_folder_it_goes_on_with_the_lake_it_left(tmp_path: Path) -> None:
+    """As a user runs it: from their own folder, with the default ./data/lake and ./data/wal."""
+    ports = [str(free_port()) for _ in range(3)]
+    outs = []
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-m", "otelbench", "demo", "--quick", "--no-model", "--web-port",
+                               ports[0], "--http-port", ports[1], "--grpc-port", ports[2]],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        outs.append(done.stdout)
+    for out in outs:
+        assert "did not answer" not in out and "[6/6" in out, out  # the web UI read this lake
+    with open_lake(tmp_path / "data" / "lake") as gw:  # the second run's sample runs beside the first's
+        runs, traces = gw.query("SELECT count(*), count(DISTINCT trace_id) FROM agent_runs "
+                                "WHERE agent LIKE 'sample-%'").rows[0]
+    first = int(re.search(r"sent (\d+) simulated sample runs", outs[0])[1])
+    assert runs == traces == 2 * first

@@ -111,6 +111,33 @@ def test_the_demo_steps_wrap_under_their_own_start(width: int) -> None:
     assert all(line.startswith("  ") for line in rest)  # what a step says sits under it
 
 
+def test_a_long_step_counts_its_progress_in_a_pipe_and_on_a_terminal() -> None:
+    """The judge step takes minutes: in a pipe (a CI log) its count is a line when
+    ``every_s`` has passed and at the end; on a terminal it is the spinner's text."""
+    console = Console(width=80, record=True, file=io.StringIO(), color_system=None)
+    progress = Progress(console)
+    with progress.step("judge + clusters", "every new run judged") as status:
+        quiet, chatty = progress.counter(status, every_s=3600), progress.counter(status, every_s=0)
+        for done in (8, 16, 20):
+            quiet("judge", done, 20)
+        chatty("clusters", 1, 3)
+    said = [line.strip() for line in console.export_text().splitlines()]
+    assert [line.split(" (")[0] for line in said if ":" in line and " of " in line] == [
+        "judge: 20 of 20", "clusters: 1 of 3"]
+
+    class Spinner:
+        def __init__(self) -> None:
+            self.texts: list[str] = []
+
+        def update(self, text: str) -> None:
+            self.texts.append(text)
+
+    terminal = Console(width=80, file=io.StringIO(), force_terminal=True)
+    spinner = Spinner()
+    Progress(terminal).counter(spinner, every_s=3600)("judge", 8, 20)
+    assert spinner.texts == ["judge: 8 of 20"]
+
+
 @pytest.mark.parametrize("width", [80, 200])
 def test_process_prints_lines_that_fit(width: int, capsys: pytest.CaptureFixture[str],
                                        monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from processors.config import Privacy
+from storage import is_remote
 from storage.queries import bind
 from web import every_agent
 
@@ -60,7 +61,9 @@ class Site:
 
     def __init__(self, lake_root: str | Path, privacy: Privacy | None = None, *, refresh_s: float = 2.0,
                  figures_every_s: float = FIGURES_EVERY_S) -> None:
-        self.lake_root = lake_root
+        # absolute: the rollups are folded by a process started in the package's folder
+        # (refresh), which would read a relative path as another lake
+        self.lake_root = lake_root if is_remote(lake_root) else str(Path(lake_root).absolute())
         self.figures_every_s = figures_every_s
         self.privacy = privacy or Privacy()
         self.refresh_s = refresh_s
@@ -79,7 +82,7 @@ class Site:
         from storage.queries.tables import table_glob
 
         # the derived tables' files, for statements that narrow them to one run
-        self._globs = {"evals_files": table_glob(lake_root, "evals")}
+        self._globs = {"evals_files": table_glob(self.lake_root, "evals")}
 
     # -- rollups --------------------------------------------------------------------------
 

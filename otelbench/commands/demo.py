@@ -29,7 +29,7 @@ import threading
 import time
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from collector import DEFAULT_WAL_DIR
 from storage import DEFAULT_LAKE
@@ -37,6 +37,7 @@ from storage import DEFAULT_LAKE
 STEPS = ("serve", "model", "bench", "agents", "judge + clusters", "report")
 SUITE = "grounded-research"
 SERVE_INTERVAL_S = 300.0  # the processors' schedule while the demo keeps serving
+PROGRESS_EVERY_S = 30.0  # a long step's count, in a pipe or a CI log
 # --quick's ops-helper tasks: each tool, and each way a run fails for real (otelbench/tool_agent.py)
 QUICK_TASKS = {"calc-product", "conv-distance", "owner-inventory", "status-search", "calc-grouped-sum",
                "file-secrets", "file-windows-log", "status-gateway"}
@@ -89,6 +90,20 @@ class Progress:
         with self.console.status(f"{name}…") as status:
             yield status
         self.console.print(f"  done in {time.monotonic() - began:.1f} s")
+
+    def counter(self, status: Any, every_s: float = PROGRESS_EVERY_S) -> Callable[[str, int, int], None]:
+        """A (what, done, total) callback for a long step: the spinner's text on a terminal;
+        in a pipe or a CI log, a line when ``every_s`` has passed since the last, and at the end."""
+        said = [time.monotonic()]
+
+        def update(what: str, done: int, total: int) -> None:
+            text = f"{what}: {done} of {total}"
+            if self.console.is_terminal:
+                status.update(text)
+            elif done == total or time.monotonic() - said[0] >= every_s:
+                said[0] = time.monotonic()
+                self.say(f"{text} ({self.elapsed()})")
+        return update
 
     def skip(self, name: str, why: str) -> None:
         self._header(name, f"skipped: {why}")
@@ -197,8 +212,8 @@ def run(args: argparse.Namespace) -> int:
                 _suite(server, otlp, out, args.quick, progress)
             services.collector.wait_flushed(60)
         with progress.step("judge + clusters", "every new run judged by the running model (~3 s each on "
-                                               "2 cores), then the failures clustered"):
-            _process(config, otlp, progress)
+                                               "2 cores), then the failures clustered") as status:
+            _process(config, otlp, progress, status)
         with progress.step("report", "what every part made of it"):
             _report(config, console, web, otlp)
         if args.quick:
@@ -307,7 +322,7 @@ def _suite(server: Any, otlp: str, out: Path, quick: bool, progress: Progress) -
         progress.say(f"[red]the suite run failed (exit {done.returncode})[/red]")
 
 
-def _process(config: Any, otlp: str, progress: Progress) -> None:
+def _process(config: Any, otlp: str, progress: Progress, status: Any) -> None:
     from rich.markup import escape
 
     from otelbench.commands.process import endpoint
@@ -316,7 +331,7 @@ def _process(config: Any, otlp: str, progress: Progress) -> None:
     try:
         with endpoint(config.processors, None) as llm:
             report = pipeline.run(config.processors, config.privacy, config.lake_path, llm=llm,
-                                  telemetry_endpoint=otlp)
+                                  telemetry_endpoint=otlp, progress=progress.counter(status))
     except pipeline.ProcessorError as exc:
         progress.say(f"[red]processors: {escape(str(exc))}[/red]")
         return

@@ -5,8 +5,8 @@ model; this neighbour exists for what a real server will not do when asked: answ
 garbage, answer 500, be slow enough for a process to be killed mid-pass, or show exactly
 what it was sent (the privacy rule). Non-streamed chat completions only.
 
-``mode``: ``json`` answers ``{"reasoning": ..., "score": 0.75}``; ``garbage`` answers prose
-with no grade in it; ``http500`` fails every completion. ``/v1/models`` always answers,
+``mode``: ``json`` answers ``{"reasoning": ..., "score": 0.75}`` (or exactly ``text``, when
+given); ``garbage`` answers prose with no grade in it; ``http500`` fails every completion. ``/v1/models`` always answers,
 so an endpoint check passes and the failure shows per run.
 """
 
@@ -24,8 +24,9 @@ GARBAGE = "Well, it depends on many things; hard to say, honestly."
 
 
 class JudgeStub:
-    def __init__(self, mode: str = "json", *, delay_s: float = 0.0, score: float = 0.75) -> None:
-        self.mode, self.delay_s, self.score = mode, delay_s, score
+    def __init__(self, mode: str = "json", *, delay_s: float = 0.0, score: float = 0.75,
+                 text: str | None = None) -> None:
+        self.mode, self.delay_s, self.score, self.text = mode, delay_s, score, text
         self.requests: list[dict[str, Any]] = []  # every chat completion's body
         self._lock = threading.Lock()
         self._stopped = False
@@ -61,7 +62,7 @@ class JudgeStub:
                 elif stub.mode == "http500":
                     self._send(500, {"error": {"message": "model crashed: out of memory", "type": "server_error"}})
                 else:
-                    text = (GARBAGE if stub.mode == "garbage" else
+                    text = (GARBAGE if stub.mode == "garbage" else stub.text if stub.text is not None else
                             json.dumps({"reasoning": "The answer matches the task.", "score": stub.score}))
                     self._send(200, {"id": "x", "object": "chat.completion", "created": 0, "model": MODEL,
                                      "choices": [{"index": 0, "finish_reason": "stop",

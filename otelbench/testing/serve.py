@@ -42,8 +42,9 @@ def web_up(web: str) -> bool:
 
 
 @contextmanager
-def serve(config: Path) -> Iterator[Served]:
-    proc = subprocess.Popen([sys.executable, "-m", "otelbench", "serve", "--config", str(config)], cwd=ROOT,
+def serve(config: Path, *, cwd: Path = ROOT) -> Iterator[Served]:
+    """``cwd``: the folder it runs in (the config's relative paths are read from there)."""
+    proc = subprocess.Popen([sys.executable, "-m", "otelbench", "serve", "--config", str(config)], cwd=cwd,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     printed = []
     try:

@@ -52,6 +52,32 @@ def test_a_judge_that_cannot_grade_leaves_the_case_unscored(suite, mode: str) ->
     assert verdict == "error" and reason.startswith("the judge could not score it")
 
 
+@pytest.mark.parametrize(("reply", "verdict", "graded"), [
+    ('{"grade": 5, "reasoning": "Names the checksum."}', "pass", "judge 1.00 (≥ 0.5)"),
+    ('{"grade": 3, "reasoning": "Right cause, vague."}', "pass", "judge 0.50 (≥ 0.5)"),
+    ('{"grade": 2, "reasoning": "Misses the checksum."}', "fail", "judge 0.25 (< 0.5)"),
+    ('{"grade": 1, "reasoning": "Wrong."}', "fail", "judge 0.00 (< 0.5)"),
+])
+def test_the_judge_grades_on_the_scale_its_prompt_asks_for(suite, reply: str, verdict: str, graded: str) -> None:
+    """Grades 1–5, as the prompt and the schema ask: 5 is full marks (the prompt once asked
+    for 0–1, and a judge's "score": 1 was read as the lowest grade)."""
+    with JudgeStub(text=reply) as stub:
+        got, reason = score(suite, suite.spec.cases[0], _answer("The checksum."), SuiteJudge(stub.base_url))
+        (body,) = stub.requests
+    assert (got, reason.split(":")[0]) == (verdict, graded)
+    assert "1, 2, 3, 4 or 5" in body["messages"][0]["content"]
+
+
+@pytest.mark.parametrize("reply", ['{"grade": 3, "reasoning": "<one sentence>"}',
+                                   '{"grade": 4, "reasoning": " <reason> "}'])
+def test_a_judge_that_copies_the_template_leaves_the_case_unscored(suite, reply: str) -> None:
+    """SmolLM2 as a judge echoed the prompt's '<one sentence>' with a grade: not a grading,
+    so the case is unscored with the reply kept, never passed."""
+    with JudgeStub(text=reply) as stub:
+        verdict, reason = score(suite, suite.spec.cases[0], _answer("The checksum."), SuiteJudge(stub.base_url))
+    assert verdict == "error" and "copied the prompt's template" in reason and "<" in reason
+
+
 def test_a_judge_that_is_not_there_is_said_when_it_is_made() -> None:
     with pytest.raises(JudgeUnavailable, match="lists no model"):
         SuiteJudge("http://127.0.0.1:9/v1")

@@ -42,3 +42,23 @@ def test_serve_serves_the_web_ui_over_the_lake_it_writes(tmp_path):
     assert all(len(line) <= 80 for line in served.out.splitlines()), served.out
     assert all(" otelbench." in line for line in served.err.splitlines() if line.strip()), served.err
     assert _get(f"{web}/healthz") is None  # gone with serve
+
+
+def test_relative_paths_name_the_lake_in_the_folder_it_runs_in(tmp_path):
+    """``otelbench demo`` and a config like ``path: data/lake`` run from the user's folder: the
+    web's rollups — folded by a process of its own, started in the package's folder — must be
+    those of that lake (a relative path once folded another lake, and the web never answered)."""
+    port = free_port()
+    (tmp_path / "otel-config.yaml").write_text(yaml.safe_dump({
+        "receivers": {"otlp": {"protocols": {"http": {"endpoint": "127.0.0.1:0"}}}},
+        "exporters": {"parquet": {"path": "data/lake", "flush": {"interval_s": 0.2}}},
+        "service": {"wal": {"dir": "data/wal"},
+                    "pipelines": {"traces": {"receivers": ["otlp"], "exporters": ["parquet"]}}},
+        "web": {"endpoint": f"127.0.0.1:{port}"},
+    }))
+    with serve(tmp_path / "otel-config.yaml", cwd=tmp_path) as served:
+        send_runs(served.url, [Run("relative", "What is 2 + 2?", "4")] * 2)
+        web = f"http://127.0.0.1:{port}"
+        wait_for(lambda: (r := _get(f"{web}/api/agents/relative")) is not None and r.status_code == 200
+                 and r.json()["agent"]["runs"] == 2, timeout_s=30, what="the web UI showing the runs")
+    assert (tmp_path / "data" / "lake").is_dir()
