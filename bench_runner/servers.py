@@ -47,6 +47,12 @@ class ServerInfo:
         return {"llama_cpp_python": "llama_cpp"}.get(self.kind, self.kind)
 
 
+def model_label(model_id: str) -> str:
+    """A model as a person reads it: llama-cpp-python names a model by its GGUF's path, whose
+    file name says which; any other id (``Qwen/Qwen2.5-7B``, ``llama3.1:8b``) as it is."""
+    return model_id.rsplit("/", 1)[-1] if model_id.startswith("/") else model_id
+
+
 def root_url(base_url: str) -> str:
     base = base_url.rstrip("/")
     return base[: -len("/v1")] if base.endswith("/v1") else base

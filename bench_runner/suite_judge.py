@@ -21,6 +21,7 @@ import re
 from typing import Any
 
 from bench_runner.agent_suite import Case
+from bench_runner.servers import model_label
 from bench_runner.suite_run import JudgeUnavailable, case_input_text
 from bench_runner.suites import Verdict
 
@@ -88,6 +89,4 @@ class SuiteJudge:
 def describe(judge: Any) -> str:
     if not isinstance(judge, SuiteJudge):
         return "none"
-    # llama-cpp-python names a model by its GGUF's path: the file's name says which
-    model = judge.model.rsplit("/", 1)[-1] if judge.model.startswith("/") else judge.model
-    return f"{model} at {judge.base_url}"
+    return f"{model_label(judge.model)} at {judge.base_url}"

@@ -20,6 +20,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from bench_runner.servers import model_label
 from otelbench.terminal import Column, fitting_tables
 
 HEADLINE_CASE = "medium-200"
@@ -50,7 +51,7 @@ def _score(x: float | None) -> str:
 
 
 def _name(r: dict[str, Any]) -> str:
-    return str(r.get("model", "?")).rsplit("/", 1)[-1]
+    return model_label(str(r.get("model", "?")))
 
 
 def _reasons(r: dict[str, Any]) -> list[str]:

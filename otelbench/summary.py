@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich import box
 from rich.console import Console
 
+from bench_runner.servers import model_label
 from otelbench.terminal import Column, fitting_tables
 from storage.queries import reports
 from storage.duckdb import open_lake
@@ -29,8 +30,7 @@ _WRAPPED = ("description",)  # long text: folds at its spaces into the width lef
 
 
 def _model(value: object) -> str:
-    """A model id that is a file path (llama-cpp-python names models by their GGUF) → the file's name."""
-    return value.rsplit("/", 1)[-1] if isinstance(value, str) and value.startswith("/") else _fmt(value)
+    return model_label(value) if isinstance(value, str) else _fmt(value)
 
 
 def _fmt(value: object) -> str:

@@ -109,6 +109,8 @@ def test_several_models_split_their_columns_across_tables_and_list_reasons(width
     assert ("(more columns)" in text) == (width < 200)  # at 200 columns everything fits one table
     assert "SmolLM2-135M-Instruct.Q4_1.gguf — confidence LOW:" in text
     assert text.count("3. ") >= 2  # each model's reasons, numbered, keyed by model
+    # a vLLM id keeps its organisation (only a GGUF's path shortens to its file name)
+    assert "Qwen/Qwen2.5-7B — confidence" in render([a, result(model="Qwen/Qwen2.5-7B", conf="LOW")], width)
 
 
 def test_compare_keeps_suite_versions_apart_at_80_columns() -> None:

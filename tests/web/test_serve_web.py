@@ -38,8 +38,11 @@ def test_serve_serves_the_web_ui_over_the_lake_it_writes(tmp_path):
         assert [s["url"] for s in _get(f"{web}/api/home").json()["setup"]] == [served.url]
     assert served.proc.returncode == 0, served.err
     assert f"web UI on http://127.0.0.1:{port}" in served.out
-    # what it says fits an 80-column terminal, and no third-party log line (gRPC's, uvicorn's) is there
-    assert all(len(line) <= 80 for line in served.out.splitlines()), served.out
+    # what it says fits an 80-column terminal — but a path or a URL, kept whole on its line so
+    # that it can be copied — and no third-party log line (gRPC's, uvicorn's) is there
+    assert f"writing the lake to {tmp_path / 'lake'}" in served.out
+    assert all(len(line) <= 80 or line.rsplit(" ", 1)[-1].startswith(("/", "http://"))
+               for line in served.out.splitlines()), served.out
     assert all(" otelbench." in line for line in served.err.splitlines() if line.strip()), served.err
     assert _get(f"{web}/healthz") is None  # gone with serve
 
