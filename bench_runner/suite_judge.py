@@ -17,7 +17,6 @@ verdict ``error``), never passed or failed on the judge's account.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from bench_runner.agent_suite import Case
@@ -36,8 +35,6 @@ SYSTEM = ("You grade an answer to a question against a rubric. Follow the rubric
 SCHEMA = {"type": "object", "properties": {"grade": {"type": "integer", "enum": [1, 2, 3, 4, 5]},
                                            "reasoning": {"type": "string"}},
           "required": ["grade", "reasoning"], "additionalProperties": False}
-# a reasoning that is a template's slot, not a sentence: "<one sentence>", "<reason>"
-_SLOT = re.compile(r"^\s*<[^<>]*>\s*$")
 
 
 def messages(case: Case, answer: str) -> list[dict[str, str]]:
@@ -67,7 +64,7 @@ class SuiteJudge:
 
     def __call__(self, case: Case, answer: str) -> Verdict:
         from processors.judge.endpoint import CallFailed, JudgeEndpointError
-        from processors.judge.parse import UnusableAnswer, parse_answer
+        from processors.judge.parse import UnusableAnswer, is_template_slot, parse_answer
 
         try:
             completion = self.endpoint.complete(messages(case, answer), max_tokens=200, schema=SCHEMA, logprobs=False)
@@ -77,7 +74,7 @@ class SuiteJudge:
             parsed = parse_answer(completion.content)
         except UnusableAnswer as exc:
             raise JudgeUnavailable(f"the judge's answer has no grade ({exc}): {completion.content[:200]!r}") from exc
-        if _SLOT.match(parsed.reasoning):
+        if is_template_slot(parsed.reasoning):
             raise JudgeUnavailable(f"the judge copied the prompt's template instead of grading: "
                                    f"{completion.content[:200]!r}")
         passed = parsed.score >= PASS_SCORE

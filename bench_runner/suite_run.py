@@ -30,6 +30,7 @@ from typing import Any
 from opentelemetry.trace import format_span_id, format_trace_id, set_span_in_context
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
+from bench_runner import environment
 from bench_runner.agent_suite import AgentSuite, Case, check, check_python
 from bench_runner.stats import wilson_95
 from bench_runner.suites import Verdict
@@ -88,8 +89,9 @@ def case_input_text(case: Case) -> str:
 
 def agent_env(base: Mapping[str, str], suite: AgentSuite, case: Case, repeat: int, run_id: str,
               traceparent: str | None, otlp_endpoint: str | None) -> dict[str, str]:
-    """The agent's environment: the caller's, plus the case and where its telemetry goes."""
-    env = dict(base)
+    """The agent's environment: the caller's (without what otelbench set for itself:
+    ``bench_runner.environment``), plus the case and where its telemetry goes."""
+    env = environment.users(base)
     env.update({
         "OTELBENCH_CASE_ID": case.id,
         "OTELBENCH_CASE_INPUT": case_input_text(case),

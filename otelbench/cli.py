@@ -13,6 +13,8 @@ import os
 import signal
 import sys
 
+from bench_runner.environment import set_default
+
 # module path, in the order `otelbench --help` lists them
 COMMANDS = (
     "otelbench.commands.serve",
@@ -52,15 +54,16 @@ def main(argv: list[str] | None = None) -> int:
     # Our processes define pydantic models of their own (the config) and need no pydantic
     # plugin; one installed beside us (logfire's) loaded all of logfire into the receiver and
     # every flusher: +180 ms of start-up and ~20 MiB each. Set before any command module
-    # (and its models) is imported; child processes inherit it; a user's own value wins.
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    # (and its models) is imported; child processes inherit it; a user's own value wins,
+    # and a command of the user's gets their environment back (bench_runner.environment).
+    set_default(os.environ, "PYDANTIC_DISABLE_PLUGINS", "__all__")
     parser = build_parser()
     args = parser.parse_args(argv)
     if not args.verbose:
         # gRPC's C core logs at INFO to stderr — e.g. "skipping fork() handlers" each time a
         # process starts while a gRPC thread runs: noise for a person. Read when grpc is first
         # imported (every command imports it lazily, after this); children inherit it.
-        os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+        set_default(os.environ, "GRPC_VERBOSITY", "ERROR")
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

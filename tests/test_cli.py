@@ -24,6 +24,7 @@ def test_library_log_noise_is_off_unless_verbose(tmp_path: Path, monkeypatch: py
     monkeypatch.setenv("GRPC_VERBOSITY", "recorded")  # so that teardown removes what main() sets
     monkeypatch.delenv("GRPC_VERBOSITY")
     monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", os.environ.get("PYDANTIC_DISABLE_PLUGINS", "__all__"))
+    monkeypatch.setenv("OTELBENCH_DEFAULTED", os.environ.get("OTELBENCH_DEFAULTED", ""))
     args = ["sql", "--lake", str(tmp_path), "--format", "csv", "SELECT 1 AS one"] + (["--verbose"] if verbose else [])
     assert cli.main(args) == 0
     assert capsys.readouterr().out == "one\n1\n"

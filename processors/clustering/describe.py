@@ -4,7 +4,9 @@ no LLM answers.
 The LLM is a callable the caller passes in (prompt in, answer text out: the processor
 wraps its OpenAI-compatible client in one), so this module does no I/O of its own and is
 tested with plain functions. An answer is cut to its first sentence; an empty answer, an
-exception or no callable at all falls back to the cluster's top terms, and the result
+answer that only copies a piece of the prompt back (small models echo an example or the
+terms line: SmolLM2 answered "Frequent terms: expected, wronganswer, calculate failed"),
+an exception or no callable at all falls back to the cluster's top terms, and the result
 says which it was (``described_by`` in the cluster's ``params``).
 """
 
@@ -53,6 +55,12 @@ def one_sentence(answer: str | None) -> str | None:
     return text or None
 
 
+def echoed(sentence: str, asked: str) -> bool:
+    """Whether ``sentence`` is a piece of the prompt ``asked`` copied back, not a description."""
+    said = sentence.rstrip("….!? ").lower()
+    return len(said) >= 12 and said in " ".join(asked.split()).lower()
+
+
 def from_terms(top_terms: Sequence[str]) -> str:
     """The description when no LLM answers: the top terms, as a line."""
     if not top_terms:
@@ -65,10 +73,11 @@ def describe_cluster(examples: Sequence[str], top_terms: Sequence[str],
     """(description, described_by): the LLM's sentence, or the top terms when there is no
     LLM, it raises, or it answers nothing usable. An LLM failing never fails clustering."""
     if describe is not None:
+        asked = prompt(examples, top_terms)
         try:
-            sentence = one_sentence(describe(prompt(examples, top_terms)))
+            sentence = one_sentence(describe(asked))
         except Exception:  # noqa: BLE001 - any client error: the terms will do
             sentence = None
-        if sentence:
+        if sentence and not echoed(sentence, asked):
             return sentence, BY_LLM
     return from_terms(top_terms), BY_TERMS

@@ -35,7 +35,7 @@ from typing import Any
 from processors.judge.budget import fit
 from processors.judge.endpoint import Completion
 from processors.judge.logprobs import GRADES_1_5, Reading, read_answer
-from processors.judge.parse import MAX_REASONING_CHARS, UnusableAnswer, parse_answer
+from processors.judge.parse import MAX_REASONING_CHARS, UnusableAnswer, is_template_slot, parse_answer
 from processors.judge.prompt import Prompt
 from processors.judge.reference import Agreement, agreement
 from processors.judge.runs import message_text
@@ -156,7 +156,9 @@ def combine(grade: float, agreed: Agreement | None, signals: Signals,
 
 def explain(grade: Grade, reference: str | None, agreed: Agreement | None, signals: Signals) -> str:
     """The reasoning stored with the score: the model's, then what the judge checked itself."""
-    said = [grade.reasoning.strip() or "(no reasoning given)"]
+    reasoning = grade.reasoning.strip()
+    said = [("(no reasoning given: the judge copied its prompt's placeholder)" if is_template_slot(reasoning) else
+             reasoning) or "(no reasoning given)"]
     if agreed is not None:
         said.append(f"Judge's own answer: {reference} ({agreed.detail}).")
     if signals.cap is not None:

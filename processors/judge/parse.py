@@ -37,6 +37,15 @@ _FRACTION = re.compile(r"\b(\d+(?:\.\d+)?)\s*/\s*(5|10|100)\b")
 _ONLY_NUMBER = re.compile(r"^\W*(\d+(?:\.\d+)?)\W*$")
 
 
+_TEMPLATE_SLOT = re.compile(r"^\s*<[^<>]*>\s*$")
+
+
+def is_template_slot(text: str) -> bool:
+    """Whether a judge's "reasoning" is its prompt's placeholder copied (``<one short
+    sentence>``, as small models write), not a reason."""
+    return bool(_TEMPLATE_SLOT.match(text))
+
+
 class UnusableAnswer(ValueError):
     """The answer holds no grade the judge can read; ``raw`` is what the model said."""
 

@@ -20,6 +20,7 @@ import pytest
 
 from bench_runner.agent_suite import load
 from bench_runner.stats import wilson_95
+from bench_runner.environment import DEFAULTED, set_default, users
 from bench_runner.suite_run import MAX_STDOUT_BYTES, Finished, run_agent, score
 from otelbench.testing.suites import CAPITAL, YEAR, suite_yaml
 from storage.duckdb import Gateway, open_lake
@@ -70,7 +71,9 @@ with provider.get_tracer("scripted").start_as_current_span("invoke_agent scripte
             "gen_ai.usage.input_tokens": 10, "gen_ai.usage.output_tokens": 5}):
         pass
 provider.shutdown()
-if case == "capital": print("Paris")
+# the user's environment, not what otelbench set for its own processes (bench_runner.environment)
+ours = {"PYDANTIC_DISABLE_PLUGINS", "OTELBENCH_DEFAULTED"} & set(os.environ)
+if case == "capital": print("Paris" if not ours and os.environ["GRPC_VERBOSITY"] == "DEBUG" else f"leaked {ours}")
 elif case == "year": print("It fell in 1989.")
 elif case == "order": print("sure! {{{ not json")
 elif case == "hang": time.sleep(60)
@@ -96,7 +99,9 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     collector = Collector(collector_config(tmp)).start()
     try:
         endpoint = f"http://127.0.0.1:{collector.http_port}"
-        env = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "COLUMNS": "80"}  # a CI log
+        env = {**{k: v for k, v in os.environ.items() if k not in ("PYDANTIC_DISABLE_PLUGINS", DEFAULTED)},
+               "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "COLUMNS": "80",  # a CI log
+               "GRPC_VERBOSITY": "DEBUG"}  # the user's own: kept, where otelbench sets ERROR for itself
         done = subprocess.run(
             [sys.executable, "-m", "otelbench", "suite", "run", "tricky", "--root", str(tmp / "suites"),
              "--agent", f"{sys.executable} {tmp / 'agent.py'}", "--concurrency", "4", "--judge", "none",
@@ -240,3 +245,12 @@ def _tiny(tmp: Path) -> Path:
     (folder / "suite.yaml").write_text("name: tiny\nversion: 1\ndescription: d\ncases:\n"
                                        "  - {id: capital, input: 'Capital of France?', check: {exact: Paris}}\n")
     return folder
+
+
+def test_what_otelbench_sets_for_itself_is_taken_out_of_an_agents_environment() -> None:
+    env = {"GRPC_VERBOSITY": "DEBUG", "HOME": "/home/me"}
+    set_default(env, "PYDANTIC_DISABLE_PLUGINS", "__all__")
+    set_default(env, "GRPC_VERBOSITY", "ERROR")  # the user's value stays, and stays theirs
+    assert env == {"GRPC_VERBOSITY": "DEBUG", "HOME": "/home/me", "PYDANTIC_DISABLE_PLUGINS": "__all__",
+                   DEFAULTED: "PYDANTIC_DISABLE_PLUGINS"}
+    assert users(env) == {"GRPC_VERBOSITY": "DEBUG", "HOME": "/home/me"}

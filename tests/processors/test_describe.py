@@ -53,3 +53,17 @@ def test_a_failing_llm_falls_back_to_the_terms() -> None:
 ])
 def test_one_sentence(answer: str, expected: str) -> None:
     assert one_sentence(answer) == expected
+
+
+@pytest.mark.parametrize("answer", [
+    "Frequent terms: timeout error, get_weather, timed out",  # SmolLM2 echoing the terms line
+    "- error: Timeout Error: get_weather timed out after <num>s - error: Timeout Error: no answer in <num>s",
+    "error: timeout error: GET_WEATHER timed out after <num>s.",
+])
+def test_an_answer_that_copies_the_prompt_back_falls_back_to_the_terms(answer: str) -> None:
+    assert describe_cluster(EXAMPLES, TERMS, lambda _: answer) == (from_terms(TERMS), BY_TERMS)
+
+
+def test_a_sentence_that_uses_the_prompts_words_is_kept() -> None:
+    said = "The get_weather tool times out."
+    assert describe_cluster(EXAMPLES, TERMS, lambda _: said) == (said, BY_LLM)

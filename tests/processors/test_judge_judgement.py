@@ -70,6 +70,9 @@ def test_agreement_and_explanation() -> None:
     assert text.startswith("looks right") and "Judge's own answer: 17 * 23" in text
     empty = RunText("t", "(none)", "(none)", "(none)", False, read_signals("ok", ""))
     assert agreement_of(empty, "4") is None
+    # SmolLM2 copies the prompt's placeholder as its reasoning: said so, not shown as a reason
+    echoed = read_grade(answer('{"grade": 4, "reasoning": "<one short sentence>"}'))
+    assert explain(echoed, None, None, run.signals).startswith("(no reasoning given: the judge copied")
 
 
 @pytest.mark.parametrize("text, value", [
