@@ -41,6 +41,7 @@ import pyarrow.compute as pc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from storage.compaction import MEMORY_MIB  # noqa: E402
 from storage.queries import reports  # noqa: E402
 from storage.duckdb import Gateway, open_lake  # noqa: E402
 from storage.lake import Lake  # noqa: E402
@@ -209,14 +210,14 @@ def _columns(table: pa.Table) -> dict[str, pa.ChunkedArray]:
     return dict(zip(table.column_names, table.columns))
 
 
-def compact(lake: Lake) -> dict[str, float]:
+def compact(lake: Lake, memory_mib: int) -> dict[str, float]:
     """Compact every partition of every table until no small files are left to merge (one
     run merges up to one target's worth per partition, as the collector's worker does every
     interval); seconds per table."""
     took = {}
     for table in ("spans", "logs"):
         t0 = time.perf_counter()
-        while lake.compact(table, below_batch_id="9" * 24, min_files=2):
+        while lake.compact(table, below_batch_id="9" * 24, min_files=2, memory_mib=memory_mib):
             pass
         took[table] = time.perf_counter() - t0
     return took
@@ -253,6 +254,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep the lake; reuse it if it has --rows spans")
     ap.add_argument("--no-compact", action="store_true", help="time the fresh files only")
     ap.add_argument("--no-fresh", action="store_true", help="time the compacted lake only")
+    ap.add_argument("--compaction-memory", type=int, default=MEMORY_MIB, metavar="MIB",
+                    help=f"exporters.parquet.compaction.memory_mib (default {MEMORY_MIB}): the row groups' size")
     args = ap.parse_args(argv)
 
     root = args.lake or Path(tempfile.mkdtemp(prefix="otelbench-lake-"))
@@ -272,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
             report(root, args.repeat, "fresh files")
         if not args.no_compact:
             if not compacted:
-                took = compact(lake)
+                took = compact(lake, args.compaction_memory)
                 print(f"compacted spans in {took['spans']:.1f} s ({took['spans'] / have * 1e6:.1f} s per "
                       f"million spans), logs in {took['logs']:.1f} s ({_size(lake)})")
             report(root, args.repeat, "after compaction")

@@ -18,20 +18,30 @@ import os
 import signal
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from collector.child import Child
+from collector.child import Child, die_with_parent
 from collector.state import SharedState
-from exporters.config import Compaction
+
+if TYPE_CHECKING:
+    from exporters.config import Compaction
 
 log = logging.getLogger("otelbench.compactor")
 
 COMPACTOR_NICENESS = 10
+# A merge streams a few MB a batch through Arrow's jemalloc pool (collector.child): with
+# its freed pages handed back after 100 ms instead of 1 s, a merge of 400 k spans peaked
+# at 239 instead of 258 MiB (memory_mib 32; 268-280 vs 322 MiB with mimalloc at 64). Not
+# for the flusher, where the same setting cost ~1 us of CPU per span (pages faulted in
+# again every batch). A user's own value wins.
+ALLOCATOR_ENV = {"JE_ARROW_MALLOC_CONF": "dirty_decay_ms:100,muzzy_decay_ms:0"}
 
 
-def run(lake_path: str, below_batch_id: str, config: Compaction, state: SharedState, owner: str | None = None) -> None:
+def run(lake_path: str, below_batch_id: str, min_files: int, memory_mib: int, state: SharedState,
+        owner: str | None = None) -> None:
     """One compaction run over every table of the registry (signal and derived), in the
-    calling process; of a shared lake, only the files of collector ``owner``."""
+    calling process; of a shared lake, only the files of collector ``owner``
+    (``exporters.parquet.compaction``: ``min_files``, ``memory_mib``)."""
     from storage.lake import Lake  # heavy imports stay out of the receiver process
     from storage.schema import tables
 
@@ -39,43 +49,30 @@ def run(lake_path: str, below_batch_id: str, config: Compaction, state: SharedSt
     for table in tables():
         try:
             state.add("compactions", lake.compact(table.name, below_batch_id=below_batch_id,
-                                                    min_files=config.min_files, memory_mib=config.memory_mib))
+                                                    min_files=min_files, memory_mib=memory_mib))
         except Exception as exc:  # noqa: BLE001 — small files stay readable; retried next interval
             state.add("compaction_errors", 1)
             log.error("compacting %s failed, will retry at the next interval: %s", table.name, exc)
 
 
-def main(lake_path: str, below_batch_id: str, config: Compaction, state_fd: int, parent_pid: int,
+def main(lake_path: str, below_batch_id: str, min_files: int, memory_mib: int, state_fd: int, parent_pid: int,
          log_level: str, owner: str | None = None) -> None:
-    """Entry point of a compactor process (``collector.child``)."""
-    from collector.flusher import _die_with_parent
-
-    _die_with_parent(parent_pid)
+    """Entry point of a compactor process (``collector.child``). Its settings come as plain
+    values: unpickling the config would import pydantic and the collector's config models
+    (~11 MiB of the process's peak) for two numbers."""
+    die_with_parent(parent_pid)
     # Background work: the receiver and the flusher come first for the CPU, compaction
     # takes what they leave (it can wait; an acknowledged span waiting for Parquet cannot).
     os.nice(COMPACTOR_NICENESS)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the receiver decides when we stop
-    set_memory_pool()
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    run(lake_path, below_batch_id, config, SharedState(fd=state_fd), owner)
-
-
-def set_memory_pool() -> None:
-    """Arrow's jemalloc pool: a merge allocates and frees a few MB per batch, which
-    mimalloc (Arrow's default) kept as ~60 MiB more peak RSS (measured: benchmarks/ingest.py
-    --compaction-interval 2)."""
-    import pyarrow as pa
-
-    try:
-        pa.set_memory_pool(pa.jemalloc_memory_pool())
-    except NotImplementedError:  # a pyarrow built without jemalloc
-        pass
+    run(lake_path, below_batch_id, min_files, memory_mib, SharedState(fd=state_fd), owner)
 
 
 class Scheduler:
     """In the receiver process: a thread that starts one compactor process per interval."""
 
-    def __init__(self, config: Compaction, lake_path: str, state: SharedState, log_level: str,
+    def __init__(self, config: "Compaction", lake_path: str, state: SharedState, log_level: str,
                  owner: str | None = None) -> None:
         self.config, self.lake_path, self.state, self.log_level = config, lake_path, state, log_level
         self.owner = owner
@@ -98,10 +95,11 @@ class Scheduler:
                     return
                 self._process = Child(
                     "collector.compactor:main",
-                    (self.lake_path, below, self.config, self.state.fd, os.getpid(), self.log_level,
-                     self.owner),
+                    (self.lake_path, below, self.config.min_files, self.config.memory_mib, self.state.fd,
+                     os.getpid(), self.log_level, self.owner),
                     name="otelbench-compactor",
                     pass_fds=(self.state.fd,),
+                    env={**ALLOCATOR_ENV, **os.environ},
                 )
                 started = time.monotonic()
                 self._process.start()

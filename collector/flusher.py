@@ -26,7 +26,6 @@ is replayed from the checkpoint, so no row is stored twice.
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import json
 import logging
@@ -41,6 +40,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from collector import wal
+from collector.child import die_with_parent
 from collector.config import Config
 from collector.state import SharedState
 from storage import is_remote
@@ -125,16 +125,6 @@ def plan_workers(wal_dir: Path, configured: int) -> tuple[int, dict[int, int]]:
 def write_checkpoint(wal_dir: Path, worker: int, workers: int, pos: int) -> None:
     body = {"position": pos, "batch_id": batch_id(pos, worker), "workers": workers}
     replace_atomic(_checkpoint_path(wal_dir, worker), json.dumps(body))
-
-
-def _die_with_parent(parent_pid: int) -> None:
-    """Linux: SIGKILL us when the receiver process dies, so a kill -9 leaves no worker behind."""
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() != parent_pid:
-        os._exit(1)
 
 
 class Flusher:
@@ -326,9 +316,10 @@ class _Writer(threading.Thread):
 
 # Each batch allocates ~100 MB of short-lived buffers; a glibc heap that handed them back
 # to the kernel at once would pay for them again as page faults on the next batch
-# (ptars' and numpy's buffers are glibc's). Polars' jemalloc and pyarrow's mimalloc keep
-# their own defaults (they return memory after ~1 s / 10 ms idle: keeping it all cost
-# ~20 MiB of peak RSS for no measurable speed). Set only where the user has not.
+# (ptars' and numpy's buffers are glibc's). Polars' jemalloc keeps its own defaults (it
+# returns memory after ~1 s idle: keeping it all cost ~20 MiB of peak RSS for no
+# measurable speed); Arrow's pool: collector.child.ARROW_ALLOCATOR_ENV. Set only where the
+# user has not.
 ALLOCATOR_ENV = {
     "MALLOC_MMAP_THRESHOLD_": str(1 << 30),
     "MALLOC_TRIM_THRESHOLD_": str(1 << 32),
@@ -354,7 +345,7 @@ def _single_threaded() -> None:
 
 def main(config: Config, state_fd: int, worker: int, starts: dict[int, int], parent_pid: int) -> None:
     """Entry point of a flusher worker process (``collector.child``)."""
-    _die_with_parent(parent_pid)
+    die_with_parent(parent_pid)
     _single_threaded()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the receiver decides when we stop
     signal.signal(signal.SIGTERM, signal.SIG_IGN)

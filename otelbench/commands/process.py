@@ -209,10 +209,10 @@ def child_main(processors: Any, privacy: Any, lake: str, telemetry_endpoint: str
                log_level: str) -> None:
     """A scheduled run, in a process of its own (collector.child): the embedder, HDBSCAN,
     the judge and the embedded model server live and die with it."""
-    from collector.flusher import _die_with_parent
+    from collector.child import die_with_parent
     from processors import pipeline
 
-    _die_with_parent(parent_pid)
+    die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # serve decides when we stop
     _exit_on_sigterm()
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")

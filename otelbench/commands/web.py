@@ -83,11 +83,11 @@ def child_main(lake: str, privacy: object, web: Web, parent_pid: int, receivers:
 
     import uvicorn
 
-    from collector.flusher import _die_with_parent
+    from collector.child import die_with_parent
     from collector.keys import Keyring
     from web.app import create_app
 
-    _die_with_parent(parent_pid)
+    die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # serve decides when we stop (SIGTERM)
     spans = None
     if wal_dir is not None and state_fd is not None:

@@ -141,6 +141,7 @@ def test_flusher_workers_start_with_retaining_allocators_and_the_receiver_does_n
     the collector's only children are its workers (no multiprocessing resource tracker)."""
     import psutil
 
+    from collector.child import ARROW_ALLOCATOR_ENV
     from collector.flusher import ALLOCATOR_ENV
 
     monkeypatch.setenv("MALLOC_TOP_PAD_", "4096")  # the user's choice
@@ -153,6 +154,7 @@ def test_flusher_workers_start_with_retaining_allocators_and_the_receiver_does_n
         env = children[0].environ()
         assert env["MALLOC_TOP_PAD_"] == "4096"
         assert env["MALLOC_TRIM_THRESHOLD_"] == ALLOCATOR_ENV["MALLOC_TRIM_THRESHOLD_"]
+        assert env["ARROW_DEFAULT_MEMORY_POOL"] == ARROW_ALLOCATOR_ENV["ARROW_DEFAULT_MEMORY_POOL"]
         assert "MALLOC_TRIM_THRESHOLD_" not in receiver.environ()  # the receiver keeps the default allocator
     finally:
         server.proc.send_signal(signal.SIGTERM)

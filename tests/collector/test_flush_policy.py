@@ -10,6 +10,7 @@ import time
 import httpx
 import psutil
 
+from collector.compactor import ALLOCATOR_ENV as COMPACTOR_ALLOCATOR_ENV
 from collector.compactor import COMPACTOR_NICENESS
 from otelbench.testing.wait import wait_for
 
@@ -75,18 +76,20 @@ def test_the_compactor_merges_flushed_files_in_its_own_process(make_collector, t
     for i in range(4):
         _post(c, 10, seed=20 + i)
         wait_for(lambda: _flushed(c) == 10 * (i + 1))
-    niceness = set()
+    niceness, allocators = set(), set()
 
     def compactor_seen() -> bool:  # a background process: it yields the CPU to ingest
         for p in psutil.Process().children():
             try:
                 if p.cmdline()[-1:] == ["otelbench-compactor"]:
                     niceness.add(p.nice())
+                    allocators.add(p.environ().get("JE_ARROW_MALLOC_CONF"))
             except psutil.Error:
                 pass
         return os.nice(0) + COMPACTOR_NICENESS in niceness and c.state.get("compactions") >= 3
 
     wait_for(compactor_seen)  # a run is started every interval, worth merging or not
+    assert allocators == {COMPACTOR_ALLOCATOR_ENV["JE_ARROW_MALLOC_CONF"]}  # its pool hands pages back soon
     assert c.state.get("compaction_errors") == 0 and c.state.get("compaction_runs") >= 1
     names = [p.name for p in (tmp_path / "lake" / "spans").rglob("*.parquet")]
     assert any(n.startswith("compact-") for n in names), names

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import duckdb
@@ -12,6 +13,8 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
+from collector.child import ARROW_ALLOCATOR_ENV
+from collector.compactor import ALLOCATOR_ENV as COMPACTOR_ALLOCATOR_ENV
 from storage import compaction as compaction_mod
 from storage.lake import Lake, LakeError
 from storage.schema import LOGS, SCHEMA_VERSION, SPANS, TABLES
@@ -360,13 +363,47 @@ def test_a_failed_merge_leaves_the_inputs(lake: Lake, monkeypatch: pytest.Monkey
 
 
 @pytest.mark.slow
+def _unresolved_spans(lake: Lake, n: int, files: int = 2) -> None:
+    """``files`` batches of ``n`` llm spans, one trace each, every parent missing: the
+    merge's agent lookup holds all their trace ids at once."""
+    for b in range(files):
+        cols = {c: pa.nulls(n, SPANS.schema.field(c).type) for c in SPANS.columns}
+        cols["trace_id"] = pa.array([f"{b:016x}{i:016x}" for i in range(n)])
+        cols["span_id"] = pa.array([f"{i + 1:016x}" for i in range(n)])
+        cols["parent_span_id"] = pa.array([f"{i + n + 1:016x}" for i in range(n)])
+        cols["start_time"] = pa.array([1_741_953_600_000_000 + i for i in range(n)], pa.int64())
+        cols["span_type"] = pa.array(["llm"] * n)
+        lake.write_batch(bid(b), {"spans": cols})
+
+
+def test_a_plan_that_outgrows_its_budget_is_made_again_with_more(tmp_path: Path, caplog, monkeypatch) -> None:
+    """200 k spans looking for 200 k missing parents do not fit the agent lookup in the
+    16 MiB that ``memory_mib: 32`` gives DuckDB: the plan is made again with twice as much
+    (logged) instead of failing at every interval; past ``PLAN_MAX_MIB`` the error stands
+    and the inputs stay as they were."""
+    lake = Lake(tmp_path / "lake")
+    lake.init()
+    _unresolved_spans(lake, 100_000)
+    monkeypatch.setattr(compaction_mod, "PLAN_MAX_MIB", 16)
+    with pytest.raises(duckdb.OutOfMemoryException):
+        lake.compact("spans", below_batch_id=bid(100), min_files=2, memory_mib=32)
+    assert len(lake.files("spans")) == 2 and not list((tmp_path / "lake").rglob("_journal-*"))
+    monkeypatch.setattr(compaction_mod, "PLAN_MAX_MIB", 1024)
+    with caplog.at_level("WARNING", logger="otelbench.compaction"):
+        assert lake.compact("spans", below_batch_id=bid(100), min_files=2, memory_mib=32) == 2
+    assert "needed more than 16 MiB, trying 32 MiB" in caplog.text
+    [path] = lake.files("spans")
+    assert pq.ParquetFile(path).metadata.num_rows == 200_000
+
+
 def test_compaction_memory_is_bounded(tmp_path: Path) -> None:
     """400k spans shaped like real ones (≈2 KB of distinct attribute and message text each,
     800 MB once decoded), each looking for its parent, compact in one run, as the
-    compactor process runs it (``compaction.memory_mib`` 64, Arrow's jemalloc pool), in a
-    process that peaks under 600 MB: measured 380–410 MB (when DuckDB streamed the whole
-    rows, 520–630 MB; its sort could not spill such rows at all). Row groups come out one
-    span type each."""
+    compactor process runs it (``compaction.memory_mib`` 64, the allocators
+    ``collector.child`` sets), in a process that peaks under 600 MB: measured 355 MB
+    (380–410 MB with Arrow's pool chosen in the process, mimalloc underneath it; 520–630 MB
+    when DuckDB streamed the whole rows, whose sort could not spill such rows at all). Row
+    groups come out one span type each."""
     import subprocess
     import sys
     import textwrap
@@ -395,8 +432,6 @@ def test_compaction_memory_is_bounded(tmp_path: Path) -> None:
     )
     compact = textwrap.dedent(
         f"""
-        from collector.compactor import set_memory_pool
-        set_memory_pool()
         lake = Lake({str(tmp_path / 'lake')!r})
         assert lake.compact("spans", below_batch_id="9" * 20, min_files=8, target_bytes=4 << 30) == 8
         # VmHWM: this process's own peak. Not ru_maxrss, which Linux raises at exec to the
@@ -406,7 +441,9 @@ def test_compaction_memory_is_bounded(tmp_path: Path) -> None:
         """
     )
     subprocess.run([sys.executable, "-c", prelude + write], check=True)
-    out = subprocess.run([sys.executable, "-c", prelude + compact], capture_output=True, text=True)
+    # the compactor's allocator (collector.child starts it with this environment)
+    env = {**os.environ, **ARROW_ALLOCATOR_ENV, **COMPACTOR_ALLOCATOR_ENV}
+    out = subprocess.run([sys.executable, "-c", prelude + compact], capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr[-2000:]
     peak_kib = int(out.stdout.split()[-1])
     assert peak_kib < 600_000, f"compaction peaked at {peak_kib / 1e6:.2f} GB"
