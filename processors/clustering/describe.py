@@ -7,7 +7,8 @@ tested with plain functions. An answer is cut to its first sentence; an empty an
 answer that only copies a piece of the prompt back (small models echo an example or the
 terms line: SmolLM2 answered "Frequent terms: expected, wronganswer, calculate failed"),
 an exception or no callable at all falls back to the cluster's top terms, and the result
-says which it was (``described_by`` in the cluster's ``params``).
+says which it was (``described_by`` in the cluster's ``params``). Near-copies count too: the
+terms line with some terms left out, and an example's opening with more run on after it.
 """
 
 from __future__ import annotations
@@ -55,10 +56,22 @@ def one_sentence(answer: str | None) -> str | None:
     return text or None
 
 
+_ECHO_HEAD = 24  # an answer that opens with this much of an example copies the example
+
+
 def echoed(sentence: str, asked: str) -> bool:
-    """Whether ``sentence`` is a piece of the prompt ``asked`` copied back, not a description."""
+    """Whether ``sentence`` is a piece of the prompt ``asked`` copied back, not a description:
+    a piece of it word for word, its terms line however trimmed ("Frequent terms:
+    expected, calculate failed"), or an example's opening, whatever follows it (examples
+    cut and run together: "- error: Invalid JSON: … - low-scored answer: …")."""
     said = sentence.rstrip("….!? ").lower()
-    return len(said) >= 12 and said in " ".join(asked.split()).lower()
+    if len(said) >= 12 and said in " ".join(asked.split()).lower():
+        return True
+    if said.startswith("frequent terms:"):
+        return True
+    head = said.lstrip("- ")[:40]
+    examples = (" ".join(line.split()).lower().lstrip("- ") for line in asked.splitlines() if line.startswith("- "))
+    return len(head) >= _ECHO_HEAD and any(example.startswith(head) for example in examples)
 
 
 def from_terms(top_terms: Sequence[str]) -> str:
