@@ -62,15 +62,20 @@ _ECHO_HEAD = 24  # an answer that opens with this much of an example copies the 
 def echoed(sentence: str, asked: str) -> bool:
     """Whether ``sentence`` is a piece of the prompt ``asked`` copied back, not a description:
     a piece of it word for word, its terms line however trimmed ("Frequent terms:
-    expected, calculate failed"), or an example's opening, whatever follows it (examples
-    cut and run together: "- error: Invalid JSON: … - low-scored answer: …")."""
+    expected, calculate failed"), an example's opening whatever follows it, or a line in
+    the examples' own format (their bullet and label: "- low-scored answer: This is a
+    failure…", "- error: Invalid JSON: …"), as SmolLM2 wrote them in the demo."""
     said = sentence.rstrip("….!? ").lower()
     if len(said) >= 12 and said in " ".join(asked.split()).lower():
         return True
-    if said.startswith("frequent terms:"):
+    if "frequent terms:" in said:
         return True
+    examples = [" ".join(line.split()).lower().lstrip("- ") for line in asked.splitlines() if line.startswith("- ")]
+    if said.startswith("- "):  # the examples' bullet and label, whatever words follow them
+        labels = {example.split(":", 1)[0] + ":" for example in examples if ":" in example}
+        if any(said[2:].startswith(label) for label in labels):
+            return True
     head = said.lstrip("- ")[:40]
-    examples = (" ".join(line.split()).lower().lstrip("- ") for line in asked.splitlines() if line.startswith("- "))
     return len(head) >= _ECHO_HEAD and any(example.startswith(head) for example in examples)
 
 

@@ -63,6 +63,8 @@ def test_one_sentence(answer: str, expected: str) -> None:
     "Frequent terms: timeout error, timed out",
     "- error: Timeout Error: get_weather timed out - error: Timeout Error: no answer",
     "error: Timeout Error: no answer in <num>s and get_weather failed.",
+    "- error: the weather tool gave up.",  # the examples' bullet and label, new words
+    "The tool times out - frequent terms: timeout error",
 ])
 def test_an_answer_that_copies_the_prompt_back_falls_back_to_the_terms(answer: str) -> None:
     assert describe_cluster(EXAMPLES, TERMS, lambda _: answer) == (from_terms(TERMS), BY_TERMS)
