@@ -33,10 +33,12 @@ ARROW_ALLOCATOR_ENV = {"ARROW_DEFAULT_MEMORY_POOL": "jemalloc"} if sys.platform 
 
 class Child:
     def __init__(self, target: str, args: tuple[Any, ...], *, name: str, pass_fds: tuple[int, ...] = (),
-                 env: Mapping[str, str] | None = None) -> None:
+                 env: Mapping[str, str] | None = None, defaults: Mapping[str, str] | None = None) -> None:
+        """``env``: its environment (None: ours); ``defaults``: variables it gets where ``env``
+        lacks them (a role's allocator settings), over ``ARROW_ALLOCATOR_ENV``."""
         self.target, self.args, self.name = target, args, name
         self.pass_fds = pass_fds
-        self.env = {**ARROW_ALLOCATOR_ENV, **(os.environ if env is None else env)}
+        self.env = {**ARROW_ALLOCATOR_ENV, **(defaults or {}), **(os.environ if env is None else env)}
         path = self.env.get("PYTHONPATH")
         self.env["PYTHONPATH"] = _ROOT + (os.pathsep + path if path else "")
         self._proc: subprocess.Popen[bytes] | None = None

@@ -99,7 +99,7 @@ class Scheduler:
                      os.getpid(), self.log_level, self.owner),
                     name="otelbench-compactor",
                     pass_fds=(self.state.fd,),
-                    env={**ALLOCATOR_ENV, **os.environ},
+                    defaults=ALLOCATOR_ENV,
                 )
                 started = time.monotonic()
                 self._process.start()

@@ -37,7 +37,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from collector import wal
 from collector.child import die_with_parent
@@ -318,18 +318,13 @@ class _Writer(threading.Thread):
 # to the kernel at once would pay for them again as page faults on the next batch
 # (ptars' and numpy's buffers are glibc's). Polars' jemalloc keeps its own defaults (it
 # returns memory after ~1 s idle: keeping it all cost ~20 MiB of peak RSS for no
-# measurable speed); Arrow's pool: collector.child.ARROW_ALLOCATOR_ENV. Set only where the
-# user has not.
+# measurable speed); Arrow's pool: collector.child.ARROW_ALLOCATOR_ENV. The workers start
+# with these where the user has not set them (collector.child.Child's ``defaults``).
 ALLOCATOR_ENV = {
     "MALLOC_MMAP_THRESHOLD_": str(1 << 30),
     "MALLOC_TRIM_THRESHOLD_": str(1 << 32),
     "MALLOC_TOP_PAD_": str(64 << 20),
 }
-
-
-def worker_environment(base: Mapping[str, str]) -> dict[str, str]:
-    """The environment the worker processes start with (allocators read it at start-up)."""
-    return {**ALLOCATOR_ENV, **base}
 
 
 def _single_threaded() -> None:

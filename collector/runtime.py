@@ -91,10 +91,9 @@ class Collector:
             os.environ.update(parquet.s3.environment())  # for the workers, the compactor, serve's readers
         owner = flusher.collector_id(cfg)  # made now, before the workers read it
 
-        env = flusher.worker_environment(os.environ)
         self._flushers = [
             Child("collector.flusher:main", (cfg, self.state.fd, k, starts, os.getpid()),
-                  name=f"otelbench-flusher-{k}", pass_fds=(self.state.fd,), env=env)
+                  name=f"otelbench-flusher-{k}", pass_fds=(self.state.fd,), defaults=flusher.ALLOCATOR_ENV)
             for k in range(workers)
         ]
         for p in self._flushers:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -43,6 +43,7 @@ TARGET_ROWS = 2_000_000
 TARGET_BYTES = 1 << 30
 _READ_ROWS = 4096  # rows per batch a merge streams from its inputs
 PLAN_MAX_MIB = 1024  # what a merge's plan may grow to when its share of memory_mib is too small (_plan)
+T = TypeVar("T")
 
 # Row order inside every compacted file. The views filter on these columns (span_type = 'llm',
 # message_direction IN ...); a file sorted by them lets DuckDB skip whole row groups by
@@ -249,23 +250,32 @@ def _plan(fs: LakeFS, t: Table, inputs: list[DataFile], params: dict[str, Any], 
     The agent lookup holds every unresolved trace id of the merge in a hash table, which
     DuckDB did not spill: 400 k spans whose parents were all missing ran out of 24 MiB.
     Rather than fail at every interval, a plan that runs out of its half of
-    ``memory_mib`` is made again with twice as much, up to ``PLAN_MAX_MIB``, and the
-    retry is logged."""
-    import duckdb
+    ``memory_mib`` is made again with twice as much (``with_growing_memory``)."""
+
+    def plan(budget: int) -> tuple[dict[int, pa.Table], dict[int, pa.Table]]:
+        with merge_connection(fs, budget) as con:
+            dropped = _by_file(con.sql(compaction_sql.dropped_rows_sql(t.key, "others" in params),
+                                       params=params).to_arrow_table()) if t.key else {}
+            fills = _agent_fills(con, fs, inputs, params["files"], has_resolved, part) if t is SPANS else {}
+        return dropped, fills
+
+    return with_growing_memory(plan, memory_mib, f"compacting {part}: the plan of {len(inputs)} files")
+
+
+def with_growing_memory(run: Callable[[int], T], memory_mib: int, what: str) -> T:
+    """``run(memory_mib)``, and while DuckDB runs out of its half of it, ``run`` again with
+    twice as much, up to ``PLAN_MAX_MIB`` (each retry logged; past it the error stands).
+    For work that writes nothing before it returns (a merge's plan, a derived table's rows)."""
+    import duckdb  # lazy: only compaction needs it, not the collector's hot path
 
     budget = memory_mib
     while True:
         try:
-            with merge_connection(fs, budget) as con:
-                dropped = _by_file(con.sql(compaction_sql.dropped_rows_sql(t.key, "others" in params),
-                                           params=params).to_arrow_table()) if t.key else {}
-                fills = _agent_fills(con, fs, inputs, params["files"], has_resolved, part) if t is SPANS else {}
-            return dropped, fills
+            return run(budget)
         except duckdb.OutOfMemoryException:
             if budget // 2 >= PLAN_MAX_MIB:
                 raise
-            log.warning("compacting %s: the plan of %d files needed more than %d MiB, trying %d MiB",
-                        part, len(inputs), budget // 2, budget)
+            log.warning("%s needed more than %d MiB, trying %d MiB", what, budget // 2, budget)
             budget *= 2
 
 

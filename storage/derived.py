@@ -200,9 +200,14 @@ def compact(fs: LakeFS, t: Table, *, min_files: int = 8, memory_mib: int = compa
 
 def _merge(fs: LakeFS, t: Table, inputs: list[DataFile], outputs: list[str], memory_mib: int) -> list[str]:
     params = {"files": [fs.uri(f.path) for f in inputs], "table": table_glob(fs.uri(fs.root), t.name)}
-    with compaction.merge_connection(fs, memory_mib) as con:
-        reader = con.sql(compaction_sql.compact_derived_sql(t), params=params).to_arrow_reader(4096)
-        data = pa.Table.from_batches([compaction.conform_arrow(b, t.stored_schema) for b in reader], t.stored_schema)
+
+    def rows(budget: int) -> pa.Table:
+        with compaction.merge_connection(fs, budget) as con:
+            reader = con.sql(compaction_sql.compact_derived_sql(t), params=params).to_arrow_reader(4096)
+            return pa.Table.from_batches([compaction.conform_arrow(b, t.stored_schema) for b in reader],
+                                         t.stored_schema)
+
+    data = compaction.with_growing_memory(rows, memory_mib, f"compacting {t.name} ({len(inputs)} files)")
     if data.num_rows == 0:  # every row superseded: the inputs just go
         return []
     write_staged(fs, data, outputs[0], t, with_lineage(t.stored_schema, inputs), row_group_rows=ROW_GROUP_ROWS)

@@ -22,12 +22,13 @@ Describe = Callable[[str], "str | None"]
 MAX_EXAMPLE_CHARS = 300
 MAX_SENTENCE_CHARS = 200
 BY_LLM, BY_TERMS = "llm", "top_terms"
+TERMS_LABEL = "Frequent terms:"  # the prompt's terms line; an answer holding it copies it
 
 PROMPT = """These are examples of one kind of failure of an AI agent (numbers, ids and paths are replaced by placeholders like <num>):
 
 {examples}
 
-Frequent terms: {terms}
+{terms_label} {terms}
 
 In one short sentence, say what goes wrong in these failures. Answer with the sentence only."""
 
@@ -39,7 +40,7 @@ _LEAD_IN = re.compile(r"^[^:]{0,40}\b(?:sentence|summary|description)\b[^:]{0,20
 def prompt(examples: Sequence[str], top_terms: Sequence[str]) -> str:
     """The prompt asking for one sentence about these example failure texts."""
     lines = "\n".join(f"- {text[:MAX_EXAMPLE_CHARS]}" for text in examples)
-    return PROMPT.format(examples=lines, terms=", ".join(top_terms) or "(none)")
+    return PROMPT.format(examples=lines, terms_label=TERMS_LABEL, terms=", ".join(top_terms) or "(none)")
 
 
 def one_sentence(answer: str | None) -> str | None:
@@ -68,7 +69,7 @@ def echoed(sentence: str, asked: str) -> bool:
     said = sentence.rstrip("….!? ").lower()
     if len(said) >= 12 and said in " ".join(asked.split()).lower():
         return True
-    if "frequent terms:" in said:
+    if TERMS_LABEL.lower() in said:
         return True
     examples = [" ".join(line.split()).lower().lstrip("- ") for line in asked.splitlines() if line.startswith("- ")]
     if said.startswith("- "):  # the examples' bullet and label, whatever words follow them

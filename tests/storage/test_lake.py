@@ -362,7 +362,6 @@ def test_a_failed_merge_leaves_the_inputs(lake: Lake, monkeypatch: pytest.Monkey
     assert sorted(p.name for p in lake.table_dir("spans").rglob("*")) == before
 
 
-@pytest.mark.slow
 def _unresolved_spans(lake: Lake, n: int, files: int = 2) -> None:
     """``files`` batches of ``n`` llm spans, one trace each, every parent missing: the
     merge's agent lookup holds all their trace ids at once."""
@@ -396,6 +395,33 @@ def test_a_plan_that_outgrows_its_budget_is_made_again_with_more(tmp_path: Path,
     assert pq.ParquetFile(path).metadata.num_rows == 200_000
 
 
+def test_work_that_outgrows_its_budget_runs_again_with_more(tmp_path: Path, caplog, monkeypatch) -> None:
+    """``with_growing_memory`` (a merge's plan, a derived table's rows): a real DuckDB
+    query that cannot spill (one list of 2 M numbers) fails in 16 MiB, runs in 64, the
+    doublings logged; past ``PLAN_MAX_MIB`` the error stands."""
+    from storage.fs import LakeFS
+
+    fs = LakeFS(str(tmp_path / "lake"))
+    budgets: list[int] = []
+
+    def run(budget: int) -> int:
+        budgets.append(budget)
+        with compaction_mod.merge_connection(fs, budget) as con:
+            return con.sql("SELECT len(list(i)) FROM range(2000000) t(i)").fetchall()[0][0]
+
+    monkeypatch.setattr(compaction_mod, "PLAN_MAX_MIB", 16)
+    with pytest.raises(duckdb.OutOfMemoryException):
+        compaction_mod.with_growing_memory(run, 32, "a test")
+    assert budgets == [32]
+    budgets.clear()
+    monkeypatch.setattr(compaction_mod, "PLAN_MAX_MIB", 1024)
+    with caplog.at_level("WARNING", logger="otelbench.compaction"):
+        assert compaction_mod.with_growing_memory(run, 32, "a test") == 2_000_000
+    assert budgets[0] == 32 and len(budgets) > 1 and budgets == [32 << k for k in range(len(budgets))]
+    assert "a test needed more than 16 MiB, trying 32 MiB" in caplog.text
+
+
+@pytest.mark.slow
 def test_compaction_memory_is_bounded(tmp_path: Path) -> None:
     """400k spans shaped like real ones (≈2 KB of distinct attribute and message text each,
     800 MB once decoded), each looking for its parent, compact in one run, as the
