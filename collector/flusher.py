@@ -37,14 +37,16 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from collector import wal
 from collector.child import die_with_parent
-from collector.config import Config
 from collector.state import SharedState
 from storage import is_remote
 from storage.durable import replace_atomic
+
+if TYPE_CHECKING:  # a worker gets WorkerSettings, never the config: no pydantic in its process
+    from collector.config import Config
 
 log = logging.getLogger("otelbench.flusher")
 
@@ -61,7 +63,7 @@ def batch_id(pos: int, worker: int | None = None, owner: str | None = None) -> s
     return base if owner is None else f"{base}_{owner}"
 
 
-def collector_id(config: Config) -> str | None:
+def collector_id(config: "Config") -> str | None:
     """The id this collector writes its lake files under: ``exporters.parquet.collector_id``;
     for a lake in a bucket without one, an id made at the first start and kept in the
     write-ahead log's folder (``collector-id``) — unique per collector, the same after a
@@ -127,26 +129,51 @@ def write_checkpoint(wal_dir: Path, worker: int, workers: int, pos: int) -> None
     replace_atomic(_checkpoint_path(wal_dir, worker), json.dumps(body))
 
 
+@dataclass(frozen=True)
+class WorkerSettings:
+    """What a worker needs of the config, as plain values (made in the receiver, pickled
+    to the worker): unpickling the config itself would import pydantic, yaml and every
+    section's models, ~9 MiB of the worker's memory, for these few values."""
+
+    wal_dir: str
+    log_level: str
+    lake: str | None  # exporters.parquet.path; None: no Parquet exporter, checkpoints only
+    owner: str | None  # collector_id
+    signals: frozenset[str]  # those the pipelines send to Parquet
+    dedupe_window: int = 0
+    max_rows: int = 1
+    max_batch_mib: int = 0  # 0: one byte (no Parquet exporter: nothing is batched)
+    interval_s: float = 0.1
+
+    @classmethod
+    def of(cls, config: "Config") -> "WorkerSettings":
+        parquet = config.exporters.parquet
+        common = {"wal_dir": str(config.service.wal.dir), "log_level": config.service.telemetry.log_level,
+                  "owner": collector_id(config), "signals": config.signals_to("parquet")}
+        if parquet is None:
+            return cls(lake=None, **common)
+        return cls(lake=str(parquet.path), dedupe_window=parquet.dedupe_window, max_rows=parquet.flush.max_rows,
+                   max_batch_mib=parquet.flush.max_batch_mib, interval_s=parquet.flush.interval_s, **common)
+
+
 class Flusher:
-    def __init__(self, config: Config, state: SharedState, worker: int, workers: int, start: int):
+    def __init__(self, settings: WorkerSettings, state: SharedState, worker: int, workers: int, start: int):
         from exporters.parquet import ParquetSink  # heavy imports stay in the worker processes
         from storage.lake import Lake
 
         self.state = state
         self.worker, self.workers = worker, workers
-        self.wal_dir = Path(config.service.wal.dir)
-        parquet = config.exporters.parquet
-        self.owner = collector_id(config)
-        self.lake = Lake(parquet.path, self.owner) if parquet else None
+        self.wal_dir = Path(settings.wal_dir)
+        self.owner = settings.owner
+        self.lake = Lake(settings.lake, self.owner) if settings.lake is not None else None
         self.sink = (
-            ParquetSink(self.lake, config.signals_to("parquet"), dedupe_window=parquet.dedupe_window)
-            if parquet
+            ParquetSink(self.lake, settings.signals, dedupe_window=settings.dedupe_window)
+            if self.lake is not None
             else None
         )
-        flush = parquet.flush if parquet else None
-        self.max_rows = flush.max_rows if flush else 1
-        self.max_bytes = (flush.max_batch_mib << 20) if flush else 1
-        self.interval = flush.interval_s if flush else 0.1
+        self.max_rows = settings.max_rows
+        self.max_bytes = (settings.max_batch_mib << 20) or 1
+        self.interval = settings.interval_s
         self.checkpoint = start  # written and checkpointed up to here (the writer thread)
         self.handed = start  # handed to the writer up to here (the reading thread)
         self._in_flight = threading.BoundedSemaphore(BATCHES_IN_FLIGHT)
@@ -338,16 +365,16 @@ def _single_threaded() -> None:
     pyarrow.set_io_thread_count(1)
 
 
-def main(config: Config, state_fd: int, worker: int, starts: dict[int, int], parent_pid: int) -> None:
+def main(settings: WorkerSettings, state_fd: int, worker: int, starts: dict[int, int], parent_pid: int) -> None:
     """Entry point of a flusher worker process (``collector.child``)."""
     die_with_parent(parent_pid)
     _single_threaded()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the receiver decides when we stop
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    level = config.service.telemetry.log_level.upper()
+    level = settings.log_level.upper()
     logging.basicConfig(level=level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     state = SharedState(fd=state_fd, worker=worker)
-    flusher = Flusher(config, state, worker, len(starts), starts[worker])
+    flusher = Flusher(settings, state, worker, len(starts), starts[worker])
     flusher.recover(starts)
     if flusher.sink is not None and "traces" in flusher.sink.signals:
         from normalize.columnar import warm_up

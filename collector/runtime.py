@@ -90,9 +90,10 @@ class Collector:
         if parquet is not None:
             os.environ.update(parquet.s3.environment())  # for the workers, the compactor, serve's readers
         owner = flusher.collector_id(cfg)  # made now, before the workers read it
+        settings = flusher.WorkerSettings.of(cfg)
 
         self._flushers = [
-            Child("collector.flusher:main", (cfg, self.state.fd, k, starts, os.getpid()),
+            Child("collector.flusher:main", (settings, self.state.fd, k, starts, os.getpid()),
                   name=f"otelbench-flusher-{k}", pass_fds=(self.state.fd,), defaults=flusher.ALLOCATOR_ENV)
             for k in range(workers)
         ]

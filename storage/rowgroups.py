@@ -88,7 +88,8 @@ class RowGroupWriter:
         self._bucket_rows.clear()
         self._bucket_bytes.clear()
         if rest:
-            table = self._sorted(pa.concat_tables(rest), self.sort_keys)
+            rest = [pa.concat_tables(rest)]  # the sort gets the only reference (_sorted)
+            table = self._sorted(rest.pop(), self.sort_keys)
             for start in range(0, table.num_rows, self.row_group_rows):
                 self._write_group(table.slice(start, self.row_group_rows))
         if self._writer is not None:
@@ -125,10 +126,17 @@ class RowGroupWriter:
 
     @staticmethod
     def _sorted(table: pa.Table, keys: Sequence[str]) -> pa.Table:
+        """``table`` sorted by ``keys``, column by column: each column is let go once its
+        sorted copy exists, so where the caller passes its only reference (a bucket taken
+        whole) the sort holds the bucket and one column twice, not the bucket twice."""
         if not keys or table.num_rows < 2:
             return table
         order = pc.sort_indices(table, [(k, "ascending") for k in keys])  # stable; nulls last
-        return table.take(order)
+        schema, columns = table.schema, []
+        while table.num_columns:
+            columns.append(table.column(0).take(order))
+            table = table.remove_column(0)
+        return pa.Table.from_arrays(columns, schema=schema)
 
     # -- files ------------------------------------------------------------------------
     def _write_group(self, table: pa.Table) -> None:

@@ -137,8 +137,9 @@ def test_sigterm_flushes_and_retires_the_log(tmp_path):
 
 
 def test_flusher_workers_start_with_retaining_allocators_and_the_receiver_does_not(tmp_path, monkeypatch):
-    """The allocator settings reach the worker processes only, a user's own value wins, and
-    the collector's only children are its workers (no multiprocessing resource tracker)."""
+    """The allocator settings reach the worker processes only, a user's own value wins,
+    the collector's only children are its workers (no multiprocessing resource tracker),
+    and they run without the config's libraries."""
     import psutil
 
     from collector.child import ARROW_ALLOCATOR_ENV
@@ -156,6 +157,12 @@ def test_flusher_workers_start_with_retaining_allocators_and_the_receiver_does_n
         assert env["MALLOC_TRIM_THRESHOLD_"] == ALLOCATOR_ENV["MALLOC_TRIM_THRESHOLD_"]
         assert env["ARROW_DEFAULT_MEMORY_POOL"] == ARROW_ALLOCATOR_ENV["ARROW_DEFAULT_MEMORY_POOL"]
         assert "MALLOC_TRIM_THRESHOLD_" not in receiver.environ()  # the receiver keeps the default allocator
+        # the worker got plain settings (collector.flusher.WorkerSettings), not the config:
+        # pydantic, which the receiver's config needs, is not loaded in it
+        def libraries(p):
+            return {Path(m.path).name for m in p.memory_maps() if m.path}
+        assert any("pydantic_core" in name for name in libraries(receiver))
+        assert not any("pydantic_core" in name for name in libraries(children[0]))
     finally:
         server.proc.send_signal(signal.SIGTERM)
         assert server.proc.wait(60) == 0

@@ -154,7 +154,7 @@ def test_at_most_two_batches_are_in_flight_and_they_land_in_order(tmp_path, monk
     import threading
 
     from collector import wal
-    from collector.flusher import Flusher
+    from collector.flusher import Flusher, WorkerSettings
     from collector.state import SharedState
     from otelbench.testing.collector import collector_config
 
@@ -167,7 +167,7 @@ def test_at_most_two_batches_are_in_flight_and_they_land_in_order(tmp_path, monk
     state = SharedState(worker=0)
     state.set("workers", 1)
     state.set("durable_pos", writer.head)
-    flusher = Flusher(config, state, 0, 1, wal.position(1, 0))
+    flusher = Flusher(WorkerSettings.of(config), state, 0, 1, wal.position(1, 0))
     flusher.recover({0: wal.position(1, 0)})
 
     taken, written, peak = [], [], 0
