@@ -48,8 +48,10 @@ def run(lake_path: str, below_batch_id: str, min_files: int, memory_mib: int, st
     lake = Lake(lake_path, owner)
     for table in tables():
         try:
+            # each merge's plan in a process of its own: this one, which streams the rows,
+            # never loads DuckDB (storage.plan)
             state.add("compactions", lake.compact(table.name, below_batch_id=below_batch_id,
-                                                    min_files=min_files, memory_mib=memory_mib))
+                                                    min_files=min_files, memory_mib=memory_mib, plan_in_child=True))
         except Exception as exc:  # noqa: BLE001 — small files stay readable; retried next interval
             state.add("compaction_errors", 1)
             log.error("compacting %s failed, will retry at the next interval: %s", table.name, exc)

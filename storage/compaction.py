@@ -12,17 +12,14 @@ merge whose outputs all exist, else rolls it back (the inputs are all still ther
 from __future__ import annotations
 
 import logging
-import os
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from storage import agents
-from storage.queries import compaction as compaction_sql
-from storage.queries.tables import table_glob
+from storage import plan as merge_plan
 from storage.files import (JOURNAL, ROW_GROUP_ROWS, DataFile, check_batch_id, owner_of, partitions, visible_files,
                            with_lineage, write_options)
 from storage.fs import LakeFS
@@ -34,7 +31,7 @@ log = logging.getLogger("otelbench.compaction")
 # What one merge may hold (``exporters.parquet.compaction.memory_mib``): half for DuckDB
 # (dedupe and lookups on the key columns, spilling to <root>/_tmp beyond it), half for
 # the rows ``storage.rowgroups`` buffers before writing a row group (sorting a bucket
-# copies it once more).
+# copies one column of it at a time).
 MEMORY_MIB = 64
 # A compacted file is done (never merged again) at this many rows or uncompressed bytes;
 # one compaction run merges at most about that much per partition, so a run is bounded
@@ -42,8 +39,6 @@ MEMORY_MIB = 64
 TARGET_ROWS = 2_000_000
 TARGET_BYTES = 1 << 30
 _READ_ROWS = 2048  # rows per batch a merge streams from its inputs (4096: +8 MiB of Arrow memory at its peak)
-PLAN_MAX_MIB = 1024  # what a merge's plan may grow to when its share of memory_mib is too small (_plan)
-T = TypeVar("T")
 
 # Row order inside every compacted file. The views filter on these columns (span_type = 'llm',
 # message_direction IN ...); a file sorted by them lets DuckDB skip whole row groups by
@@ -65,6 +60,7 @@ def compact(
     target_rows: int = TARGET_ROWS,
     target_bytes: int = TARGET_BYTES,
     memory_mib: int = MEMORY_MIB,
+    plan_in_child: bool = False,
 ) -> int:
     """Merge each partition's small files older than ``below_batch_id``; returns files merged.
 
@@ -86,6 +82,10 @@ def compact(
     merging only its own; a row whose key a collector of a lower id also stored (a span
     re-sent to another collector after a crash) is dropped here, so the lowest id keeps it
     and no merge can lose the last copy.
+
+    ``plan_in_child``: make each merge's plan in a process of its own
+    (``storage.plan.make_in_child``: this process then never loads DuckDB), as the
+    collector's compactor does.
     """
     check_batch_id(below_batch_id)
     recover(fs, t, owner)
@@ -118,7 +118,8 @@ def compact(
             if rows >= target_rows or size >= target_bytes:
                 break
         if len(inputs) >= 2 or outdated:
-            _compact_partition(fs, t, part, inputs, rows, size, target_rows, target_bytes, others, memory_mib)
+            _compact_partition(fs, t, part, inputs, rows, size, target_rows, target_bytes, others, memory_mib,
+                               plan_in_child)
             merged += len(inputs)
     return merged
 
@@ -137,12 +138,14 @@ def _tiers(small: list[tuple[DataFile, int, int, bool]]) -> list[tuple[DataFile,
 
 
 def _compact_partition(fs: LakeFS, t: Table, part: str, inputs: list[DataFile], total: int, size: int,
-                       target_rows: int, target_bytes: int, others: list[DataFile], memory_mib: int) -> None:
+                       target_rows: int, target_bytes: int, others: list[DataFile], memory_mib: int,
+                       plan_in_child: bool) -> None:
     """Merge ``inputs`` (``total`` rows, ``size`` bytes uncompressed) into new files,
     without the keys ``others`` (lower collector ids' files) hold."""
     outputs = max(1, -(-total // target_rows), -(-size // target_bytes))
     replace_files(fs, part, inputs, outputs,
-                  lambda paths: _merge(fs, t, inputs, paths, target_rows, target_bytes, others, memory_mib))
+                  lambda paths: _merge(fs, t, inputs, paths, target_rows, target_bytes, others, memory_mib,
+                                       plan_in_child))
 
 
 def replace_files(fs: LakeFS, part: str, inputs: list[DataFile], outputs: int,
@@ -182,31 +185,34 @@ def replace_files(fs: LakeFS, part: str, inputs: list[DataFile], outputs: int,
 
 
 def _merge(fs: LakeFS, t: Table, inputs: list[DataFile], outputs: list[str], target_rows: int,
-           target_bytes: int, others: list[DataFile], memory_mib: int) -> list[str]:
+           target_bytes: int, others: list[DataFile], memory_mib: int, plan_in_child: bool = False) -> list[str]:
     """Stream the inputs, without repeated keys, into the staged files of ``outputs``.
 
     Returns the outputs that received rows, each sealed (durable) under its staging name.
     """
     with fs.local_copies([f.path for f in inputs]) as local:
         return _merge_files(fs, t, inputs, [local[f.path] for f in inputs], outputs, target_rows, target_bytes,
-                            others, memory_mib)
+                            others, memory_mib, plan_in_child)
 
 
 def _merge_files(fs: LakeFS, t: Table, inputs: list[DataFile], files: list[str], outputs: list[str],
-                 target_rows: int, target_bytes: int, others: list[DataFile], memory_mib: int) -> list[str]:
+                 target_rows: int, target_bytes: int, others: list[DataFile], memory_mib: int,
+                 plan_in_child: bool = False) -> list[str]:
     """``_merge`` of the inputs' bytes in ``files`` (local paths: ``LakeFS.local_copies``).
 
     DuckDB reads only the key and agent columns, to plan which rows go and which spans
-    get an agent (``storage.queries.compaction``); pyarrow then streams the full rows, a
-    few thousand at a time, into ``storage.rowgroups``."""
+    get an agent (``storage.plan``); pyarrow then streams the full rows, a few thousand at
+    a time, into ``storage.rowgroups``."""
     schemas = [set(pq.read_schema(f).names) for f in files]
     present = set().union(*schemas)
     columns = [c for c in t.stored_columns if c in present]
     params: dict[str, Any] = {"files": files}
     if others and t.key:
         params["others"] = [fs.uri(f.path) for f in others]
-    dropped, fills = _plan(fs, t, inputs, params, "resolved_agent" in present, outputs[0].rsplit("/", 1)[0],
-                           memory_mib)
+    make = merge_plan.make_in_child if plan_in_child else merge_plan.make
+    plan = make(fs, t, inputs, params, "resolved_agent" in present, outputs[0].rsplit("/", 1)[0], memory_mib)
+    dropped = _by_file(plan.dropped) if plan.dropped is not None else {}
+    fills = _by_file(plan.fills) if plan.fills is not None else {}
     out = RowGroupWriter(
         outputs,
         sort_keys=SORT_KEYS.get(t.name, ()),
@@ -242,43 +248,6 @@ def _merge_files(fs: LakeFS, t: Table, inputs: list[DataFile], files: list[str],
     return out.written
 
 
-def _plan(fs: LakeFS, t: Table, inputs: list[DataFile], params: dict[str, Any], has_resolved: bool, part: str,
-          memory_mib: int) -> tuple[dict[int, pa.Table], dict[int, pa.Table]]:
-    """The merge's plan from DuckDB: the rows to leave out and, for spans, the agents found
-    (each by merged file, ``_by_file``).
-
-    The agent lookup holds every unresolved trace id of the merge in a hash table, which
-    DuckDB did not spill: 400 k spans whose parents were all missing ran out of 24 MiB.
-    Rather than fail at every interval, a plan that runs out of its half of
-    ``memory_mib`` is made again with twice as much (``with_growing_memory``)."""
-
-    def plan(budget: int) -> tuple[dict[int, pa.Table], dict[int, pa.Table]]:
-        with merge_connection(fs, budget) as con:
-            dropped = _by_file(con.sql(compaction_sql.dropped_rows_sql(t.key, "others" in params),
-                                       params=params).to_arrow_table()) if t.key else {}
-            fills = _agent_fills(con, fs, inputs, params["files"], has_resolved, part) if t is SPANS else {}
-        return dropped, fills
-
-    return with_growing_memory(plan, memory_mib, f"compacting {part}: the plan of {len(inputs)} files")
-
-
-def with_growing_memory(run: Callable[[int], T], memory_mib: int, what: str) -> T:
-    """``run(memory_mib)``, and while DuckDB runs out of its half of it, ``run`` again with
-    twice as much, up to ``PLAN_MAX_MIB`` (each retry logged; past it the error stands).
-    For work that writes nothing before it returns (a merge's plan, a derived table's rows)."""
-    import duckdb  # lazy: only compaction needs it, not the collector's hot path
-
-    budget = memory_mib
-    while True:
-        try:
-            return run(budget)
-        except duckdb.OutOfMemoryException:
-            if budget // 2 >= PLAN_MAX_MIB:
-                raise
-            log.warning("%s needed more than %d MiB, trying %d MiB", what, budget // 2, budget)
-            budget *= 2
-
-
 def _by_file(plan: pa.Table) -> dict[int, pa.Table]:
     """A merge's plan (rows sorted by ``_file``, ``_row``) → each file's part of it."""
     files = plan.column("_file").to_numpy()
@@ -303,50 +272,6 @@ def _with_agents(batch: pa.RecordBatch, at: np.ndarray, found: pa.Array | None) 
     i = batch.schema.get_field_index("resolved_agent")
     return pa.RecordBatch.from_arrays([*batch.columns[:i], agent, *batch.columns[i + 1:]], schema=batch.schema)
 
-
-def _agent_fills(con: Any, fs: LakeFS, inputs: list[DataFile], files: list[str], has_resolved: bool,
-                 part: str) -> dict[int, pa.Table]:
-    """The agents ``storage.agents`` resolves for the merged spans that need one (no
-    resolved agent, no agent name of their own), from their traces' spans in this
-    partition and the agent spans of the whole lake: each merged file's (1-based, in
-    ``files`` order) ``_row`` → ``agent``, by row. A span it cannot resolve stays NULL:
-    the views' join resolves it at query time, a later compaction for good."""
-    traces = con.sql(compaction_sql.unresolved_traces_sql(has_resolved), params={"files": files}).to_arrow_table()
-    if not traces.num_rows:
-        return {}
-    con.register("unresolved_traces", traces)
-    names = set().union(*(fs.parquet_schema(f"{part}/{name}").names for name in fs.files(part)
-                          if name.endswith(".parquet")))
-    rows = con.sql(compaction_sql.agent_lookup_sql("resolved_agent" in names, "request_agent" in names), params={
-        "partition": fs.uri(part) + "/*.parquet", "lake": table_glob(fs.uri(fs.root), SPANS.name),
-        "merged": [f.name for f in inputs],
-    }).to_arrow_table()
-    agent = agents.resolve_columns(rows)
-    need = pc.and_(pc.and_(pc.is_valid(rows.column("_file")), pc.is_null(rows.column("agent_name"))),
-                   pc.and_(pc.is_null(rows.column("resolved_agent")), pc.is_valid(agent)))
-    found = pa.table({"_file": rows.column("_file"), "_row": rows.column("_row"),
-                      "agent": agent.cast(pa.string())}).filter(need)
-    return _by_file(found.sort_by([("_file", "ascending"), ("_row", "ascending")]))
-
-
-def merge_connection(fs: LakeFS, memory_mib: int) -> Any:
-    """A DuckDB connection for one merge: one thread (the compactor runs beside the
-    receiver and the flusher), half of ``memory_mib``, spilling to ``<root>/_tmp``.
-
-    Its allocator's background thread hands back what the plan used once the connection
-    is closed: without it DuckDB's allocator kept ~30 MiB of the plan through the
-    streaming half of the merge in about half the runs (it purges only when asked to
-    allocate again): a merge of 400 k spans peaked at 267-279 MiB, with it 249-258."""
-    import duckdb  # lazy: only compaction needs it, not the collector's hot path
-
-    tmp_dir = fs.spill_dir()
-    os.makedirs(tmp_dir, exist_ok=True)
-    con = duckdb.connect(":memory:", config={"memory_limit": f"{max(memory_mib // 2, 16)}MiB",
-                                             "temp_directory": tmp_dir, "threads": 1,
-                                             "allocator_background_threads": True})
-    fs.attach(con)
-    con.execute(compaction_sql.DISABLE_PROGRESS_BAR)  # it would draw on the collector's stdout
-    return con
 
 def recover(fs: LakeFS, t: Table, owner: str | None = None) -> None:
     """Settle journals left by a crash: finish a compaction whose outputs all exist, else

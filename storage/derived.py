@@ -34,6 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from storage import compaction
+from storage import plan as merge_plan
 from storage.queries import compaction as compaction_sql
 from storage.queries.tables import table_glob
 from storage.files import (DataFile, LakeError, data_files, partition_dir, partitions, with_lineage, write_parquet,
@@ -202,12 +203,12 @@ def _merge(fs: LakeFS, t: Table, inputs: list[DataFile], outputs: list[str], mem
     params = {"files": [fs.uri(f.path) for f in inputs], "table": table_glob(fs.uri(fs.root), t.name)}
 
     def rows(budget: int) -> pa.Table:
-        with compaction.merge_connection(fs, budget) as con:
+        with merge_plan.merge_connection(fs, budget) as con:
             reader = con.sql(compaction_sql.compact_derived_sql(t), params=params).to_arrow_reader(4096)
             return pa.Table.from_batches([compaction.conform_arrow(b, t.stored_schema) for b in reader],
                                          t.stored_schema)
 
-    data = compaction.with_growing_memory(rows, memory_mib, f"compacting {t.name} ({len(inputs)} files)")
+    data = merge_plan.with_growing_memory(rows, memory_mib, f"compacting {t.name} ({len(inputs)} files)")
     if data.num_rows == 0:  # every row superseded: the inputs just go
         return []
     write_staged(fs, data, outputs[0], t, with_lineage(t.stored_schema, inputs), row_group_rows=ROW_GROUP_ROWS)

@@ -193,16 +193,18 @@ class Lake:
     # ------------------------------------------------------------------ compaction
     def compact(self, table: str, *, below_batch_id: str, min_files: int = 8,
                 target_rows: int = compaction.TARGET_ROWS, target_bytes: int = compaction.TARGET_BYTES,
-                memory_mib: int = compaction.MEMORY_MIB) -> int:
+                memory_mib: int = compaction.MEMORY_MIB, plan_in_child: bool = False) -> int:
         """Merge each partition's small files older than ``below_batch_id``; returns files
         merged (``storage.compaction.compact``; for a derived table ``storage.derived.compact``,
         which needs no batch bound: a commit is complete once it is visible). ``memory_mib``:
-        what one merge may hold."""
+        what one merge may hold; ``plan_in_child``: plan each merge of a signal table in a
+        process of its own (``storage.plan``)."""
         t = _table(table)
         if t.kind != SIGNAL:
             return derived.compact(self.fs, t, min_files=min_files, memory_mib=memory_mib)
         return compaction.compact(self.fs, t, below_batch_id=below_batch_id, owner=self.owner, min_files=min_files,
-                                  target_rows=target_rows, target_bytes=target_bytes, memory_mib=memory_mib)
+                                  target_rows=target_rows, target_bytes=target_bytes, memory_mib=memory_mib,
+                                  plan_in_child=plan_in_child)
 
     def _recover(self, t: Table) -> None:
         if t.kind == SIGNAL:

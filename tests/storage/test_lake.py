@@ -16,6 +16,7 @@ import pytest
 from collector.child import ARROW_ALLOCATOR_ENV
 from collector.compactor import ALLOCATOR_ENV as COMPACTOR_ALLOCATOR_ENV
 from storage import compaction as compaction_mod
+from storage import plan as plan_mod
 from storage.lake import Lake, LakeError
 from storage.schema import LOGS, SCHEMA_VERSION, SPANS, TABLES
 from otelbench.testing.rows import DAY, agent, batch, columnar, llm, log, metric, span, tool
@@ -383,11 +384,11 @@ def test_a_plan_that_outgrows_its_budget_is_made_again_with_more(tmp_path: Path,
     lake = Lake(tmp_path / "lake")
     lake.init()
     _unresolved_spans(lake, 100_000)
-    monkeypatch.setattr(compaction_mod, "PLAN_MAX_MIB", 16)
+    monkeypatch.setattr(plan_mod, "PLAN_MAX_MIB", 16)
     with pytest.raises(duckdb.OutOfMemoryException):
         lake.compact("spans", below_batch_id=bid(100), min_files=2, memory_mib=32)
     assert len(lake.files("spans")) == 2 and not list((tmp_path / "lake").rglob("_journal-*"))
-    monkeypatch.setattr(compaction_mod, "PLAN_MAX_MIB", 1024)
+    monkeypatch.setattr(plan_mod, "PLAN_MAX_MIB", 1024)
     with caplog.at_level("WARNING", logger="otelbench.compaction"):
         assert lake.compact("spans", below_batch_id=bid(100), min_files=2, memory_mib=32) == 2
     assert "needed more than 16 MiB, trying 32 MiB" in caplog.text
@@ -406,17 +407,17 @@ def test_work_that_outgrows_its_budget_runs_again_with_more(tmp_path: Path, capl
 
     def run(budget: int) -> int:
         budgets.append(budget)
-        with compaction_mod.merge_connection(fs, budget) as con:
+        with plan_mod.merge_connection(fs, budget) as con:
             return con.sql("SELECT len(list(i)) FROM range(2000000) t(i)").fetchall()[0][0]
 
-    monkeypatch.setattr(compaction_mod, "PLAN_MAX_MIB", 16)
+    monkeypatch.setattr(plan_mod, "PLAN_MAX_MIB", 16)
     with pytest.raises(duckdb.OutOfMemoryException):
-        compaction_mod.with_growing_memory(run, 32, "a test")
+        plan_mod.with_growing_memory(run, 32, "a test")
     assert budgets == [32]
     budgets.clear()
-    monkeypatch.setattr(compaction_mod, "PLAN_MAX_MIB", 1024)
+    monkeypatch.setattr(plan_mod, "PLAN_MAX_MIB", 1024)
     with caplog.at_level("WARNING", logger="otelbench.compaction"):
-        assert compaction_mod.with_growing_memory(run, 32, "a test") == 2_000_000
+        assert plan_mod.with_growing_memory(run, 32, "a test") == 2_000_000
     assert budgets[0] == 32 and len(budgets) > 1 and budgets == [32 << k for k in range(len(budgets))]
     assert "a test needed more than 16 MiB, trying 32 MiB" in caplog.text
 
@@ -520,7 +521,8 @@ def test_write_batch_takes_columns_without_or_with_resolved_agent(lake: Lake) ->
     assert pq.read_schema(lake.files("spans")[0]).equals(SPANS.stored_schema)
 
 
-def test_compaction_resolves_from_parents_anywhere_in_the_lake(lake: Lake) -> None:
+@pytest.mark.parametrize("in_child", [False, True], ids=["plan-here", "plan-in-child"])
+def test_compaction_resolves_from_parents_anywhere_in_the_lake(lake: Lake, in_child: bool) -> None:
     next_day = 24 * 3600
     # day 1: the agent spans, in a file compaction will not touch (a newer batch)
     lake.write_batch(bid(50), batch(spans=[agent(1, 1, name="triage"), agent(2, 1, name="billing")]))
@@ -530,7 +532,7 @@ def test_compaction_resolves_from_parents_anywhere_in_the_lake(lake: Lake) -> No
     lake.write_batch(bid(2), batch(spans=[llm(1, 3, 7, at=next_day), llm(1, 4, 8, at=next_day)]))
     lake.write_batch(bid(3), batch(spans=[span(1, 7, 1, at=next_day, service_name="step-svc")]))
     assert resolved(lake)[1, 2] is None and resolved(lake)[1, 3] is None
-    assert lake.compact("spans", below_batch_id=bid(10), min_files=2) == 3
+    assert lake.compact("spans", below_batch_id=bid(10), min_files=2, plan_in_child=in_child) == 3
     assert resolved(lake) == {
         (1, 1): "triage", (2, 1): "billing",
         (1, 2): "triage", (2, 2): "billing", (1, 7): "triage",  # parents in the other partition
@@ -541,20 +543,50 @@ def test_compaction_resolves_from_parents_anywhere_in_the_lake(lake: Lake) -> No
     # again: when at least as much newer data has come (tiers)
     lake.write_batch(bid(4), batch(spans=[span(1, 8, 1, at=next_day)]))
     lake.write_batch(bid(5), batch(spans=[span(3, 3, at=next_day)]))
-    lake.compact("spans", below_batch_id=bid(10), min_files=2)
+    lake.compact("spans", below_batch_id=bid(10), min_files=2, plan_in_child=in_child)
     assert resolved(lake)[1, 4] is None  # the new files were merged among themselves
     lake.write_batch(bid(6), batch(spans=[span(4, 3, at=next_day)]))
     lake.write_batch(bid(7), batch(spans=[span(5, 3, at=next_day)]))
-    lake.compact("spans", below_batch_id=bid(10), min_files=2)
+    lake.compact("spans", below_batch_id=bid(10), min_files=2, plan_in_child=in_child)
     assert resolved(lake)[1, 4] == "triage"
 
 
-def test_compaction_keeps_resolved_values_and_resolves_each_copy_once(lake: Lake) -> None:
+@pytest.mark.parametrize("in_child", [False, True], ids=["plan-here", "plan-in-child"])
+def test_compaction_keeps_resolved_values_and_resolves_each_copy_once(lake: Lake, in_child: bool) -> None:
     lake.write_batch(bid(1), batch(spans=[agent(1, 1, name="triage"), llm(1, 2, 1)]))
     lake.write_batch(bid(2), batch(spans=[llm(1, 2, 1), llm(1, 3, 1)]))  # 2 again, 3 unresolved
-    assert lake.compact("spans", below_batch_id=bid(10), min_files=2) == 2
+    assert lake.compact("spans", below_batch_id=bid(10), min_files=2, plan_in_child=in_child) == 2
     table = pq.read_table(lake.files("spans")[0])
     assert table.num_rows == 3
+    assert resolved(lake) == {(1, 1): "triage", (1, 2): "triage", (1, 3): "triage"}
+
+
+def test_a_plan_made_in_a_child_leaves_duckdb_out_of_the_merging_process(tmp_path: Path, monkeypatch) -> None:
+    """``plan_in_child`` (the compactor's way): the process that merges never imports
+    DuckDB, and a plan whose process fails fails the merge, the inputs left as they were."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    lake = Lake(tmp_path / "lake")
+    lake.init()
+    lake.write_batch(bid(1), batch(spans=[agent(1, 1, name="triage"), llm(1, 2, 1)]))
+    lake.write_batch(bid(2), batch(spans=[llm(1, 2, 1), llm(1, 3, 1)]))
+    before = sorted(p.name for p in lake.files("spans"))
+    monkeypatch.setattr(plan_mod.sys, "executable", "/bin/false")
+    with pytest.raises(RuntimeError, match="the plan's process failed"):
+        lake.compact("spans", below_batch_id=bid(10), min_files=2, plan_in_child=True)
+    assert sorted(p.name for p in lake.files("spans")) == before
+    assert not list((tmp_path / "lake").rglob("_journal-*"))
+    monkeypatch.undo()  # sys.executable again
+    script = (f"import sys; sys.path.insert(0, {str(root)!r})\n"
+              "from storage.lake import Lake\n"
+              f"assert Lake({str(tmp_path / 'lake')!r}).compact('spans', below_batch_id={bid(10)!r}, min_files=2,"
+              " plan_in_child=True) == 2\n"
+              "print(sorted(m for m in sys.modules if m.split('.')[0] == 'duckdb'))")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["[]"]
     assert resolved(lake) == {(1, 1): "triage", (1, 2): "triage", (1, 3): "triage"}
 
 
