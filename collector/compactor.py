@@ -1,8 +1,8 @@
 """The compactor: merges the lake's small files in a process of its own, now and then.
 
 Every ``compaction.interval_s`` the receiver process starts a short-lived process that
-runs ``Lake.compact`` on each table, on files every flusher worker has checkpointed past,
-and exits. Its own process because a run holds a few hundred MB (DuckDB, a row-group
+compacts each table, on files every flusher worker has checkpointed past, and exits (on
+a local lake the signal tables' merges are planned first by a process of its own: ``run``). Its own process because a run holds a few hundred MB (DuckDB, a row-group
 buffer) that an exiting process gives back at once, and because the flusher workers go
 on flushing meanwhile (compacting inside worker 0 stalled half of the log for the run).
 
@@ -15,13 +15,17 @@ from __future__ import annotations
 
 import logging
 import os
+import pickle
 import signal
+import subprocess
+import sys
 import threading
 import time
 from typing import TYPE_CHECKING, Any
 
 from collector.child import Child, die_with_parent
 from collector.state import SharedState
+from storage import is_remote
 
 if TYPE_CHECKING:
     from exporters.config import Compaction
@@ -41,20 +45,51 @@ def run(lake_path: str, below_batch_id: str, min_files: int, memory_mib: int, st
         owner: str | None = None) -> None:
     """One compaction run over every table of the registry (signal and derived), in the
     calling process; of a shared lake, only the files of collector ``owner``
-    (``exporters.parquet.compaction``: ``min_files``, ``memory_mib``)."""
-    from storage.lake import Lake  # heavy imports stay out of the receiver process
-    from storage.schema import tables
+    (``exporters.parquet.compaction``: ``min_files``, ``memory_mib``).
+
+    On a local lake the signal tables' run has two halves, one process after the other:
+    ``python -m storage.plan`` settles journals, chooses the merges and plans them (DuckDB
+    on the key columns), then exits; this process, which has loaded nothing heavy until
+    then, makes the merges by those plans (pyarrow streaming the rows). Neither waits
+    beside the other holding its libraries, and DuckDB's never sits in the merging
+    process. In a bucket each merge is planned in a process of its own just before it is
+    made (``plan_in_child``): the plan reads the inputs the merge downloaded."""
+    planned = None
+    if not is_remote(lake_path):
+        try:
+            planned = _plan_in_child(lake_path, owner, below_batch_id, min_files, memory_mib)
+        except Exception as exc:  # noqa: BLE001 — small files stay readable; retried next interval
+            state.add("compaction_errors", 1)
+            log.error("planning the signal tables' merges failed, will retry at the next interval: %s", exc)
+            planned = {}
+    from storage import compaction  # heavy imports stay out of the receiver process (and out of the plan's)
+    from storage.lake import Lake
+    from storage.schema import SIGNAL, tables
 
     lake = Lake(lake_path, owner)
     for table in tables():
         try:
-            # each merge's plan in a process of its own: this one, which streams the rows,
-            # never loads DuckDB (storage.plan)
-            state.add("compactions", lake.compact(table.name, below_batch_id=below_batch_id,
-                                                    min_files=min_files, memory_mib=memory_mib, plan_in_child=True))
+            if planned is not None and table.kind == SIGNAL:
+                merged = compaction.compact_planned(lake.fs, table, planned.get(table.name, []),
+                                                    memory_mib=memory_mib)
+            else:
+                merged = lake.compact(table.name, below_batch_id=below_batch_id, min_files=min_files,
+                                      memory_mib=memory_mib, plan_in_child=True)
+            state.add("compactions", merged)
         except Exception as exc:  # noqa: BLE001 — small files stay readable; retried next interval
             state.add("compaction_errors", 1)
             log.error("compacting %s failed, will retry at the next interval: %s", table.name, exc)
+
+
+def _plan_in_child(lake_path: str, owner: str | None, below_batch_id: str, min_files: int,
+                   memory_mib: int) -> dict[str, Any]:
+    """The first half of a run (``storage.plan.plan_signal_tables``) in a process of its
+    own; its plans, by table name."""
+    done = subprocess.run([sys.executable, "-m", "storage.plan"], stdout=subprocess.PIPE,
+                          input=pickle.dumps(("run", lake_path, owner, below_batch_id, min_files, memory_mib)))
+    if done.returncode:
+        raise RuntimeError(f"the plan's process failed (exit code {done.returncode})")
+    return pickle.loads(done.stdout)
 
 
 def main(lake_path: str, below_batch_id: str, min_files: int, memory_mib: int, state_fd: int, parent_pid: int,

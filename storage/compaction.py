@@ -12,6 +12,7 @@ merge whose outputs all exist, else rolls it back (the inputs are all still ther
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -89,7 +90,29 @@ def compact(
     """
     check_batch_id(below_batch_id)
     recover(fs, t, owner)
-    merged = 0
+    merges = choose(fs, t, below_batch_id=below_batch_id, owner=owner, min_files=min_files,
+                    target_rows=target_rows, target_bytes=target_bytes)
+    for m in merges:
+        _compact_partition(fs, t, m, target_rows, target_bytes, memory_mib, plan_in_child=plan_in_child)
+    return sum(len(m.inputs) for m in merges)
+
+
+@dataclass(frozen=True)
+class Merge:
+    """One merge a run chose: ``inputs`` of partition ``part`` (``rows`` rows, ``size``
+    bytes uncompressed), without the keys that ``others`` (lower collector ids' files) hold."""
+
+    part: str
+    inputs: list[DataFile]
+    rows: int
+    size: int
+    others: list[DataFile]
+
+
+def choose(fs: LakeFS, t: Table, *, below_batch_id: str, owner: str | None, min_files: int, target_rows: int,
+           target_bytes: int) -> list[Merge]:
+    """The merges a run makes (``compact``): of each partition, its oldest small files."""
+    merges = []
     for part in partitions(fs, t):
         small: list[tuple[DataFile, int, int, bool]] = []  # file, rows, bytes, older schema
         outdated = False
@@ -118,10 +141,35 @@ def compact(
             if rows >= target_rows or size >= target_bytes:
                 break
         if len(inputs) >= 2 or outdated:
-            _compact_partition(fs, t, part, inputs, rows, size, target_rows, target_bytes, others, memory_mib,
-                               plan_in_child)
-            merged += len(inputs)
-    return merged
+            merges.append(Merge(part, inputs, rows, size, others if t.key else []))
+    return merges
+
+
+def plan_run(fs: LakeFS, t: Table, *, below_batch_id: str, owner: str | None = None, min_files: int = 8,
+             target_rows: int = TARGET_ROWS, target_bytes: int = TARGET_BYTES,
+             memory_mib: int = MEMORY_MIB) -> list[tuple[Merge, merge_plan.Plan]]:
+    """The first half of ``compact`` in two processes, one after the other (the collector's
+    compactor on a local lake): settle journals, choose the merges and make each one's
+    plan (DuckDB); ``compact_planned`` then makes them, in a process that never loads
+    DuckDB and never waits beside the one that did."""
+    check_batch_id(below_batch_id)
+    recover(fs, t, owner)
+    planned = []
+    for m in choose(fs, t, below_batch_id=below_batch_id, owner=owner, min_files=min_files,
+                    target_rows=target_rows, target_bytes=target_bytes):
+        with fs.local_copies([f.path for f in m.inputs]) as local:
+            files = [local[f.path] for f in m.inputs]
+            planned.append((m, _make_plan(fs, t, m, files, memory_mib, merge_plan.make)))
+    return planned
+
+
+def compact_planned(fs: LakeFS, t: Table, planned: list[tuple[Merge, merge_plan.Plan]], *,
+                    target_rows: int = TARGET_ROWS, target_bytes: int = TARGET_BYTES,
+                    memory_mib: int = MEMORY_MIB) -> int:
+    """The second half (``plan_run``): the merges made by their plans; returns files merged."""
+    for m, plan in planned:
+        _compact_partition(fs, t, m, target_rows, target_bytes, memory_mib, plan=plan)
+    return sum(len(m.inputs) for m, _ in planned)
 
 
 def _tiers(small: list[tuple[DataFile, int, int, bool]]) -> list[tuple[DataFile, int, int, bool]]:
@@ -137,15 +185,12 @@ def _tiers(small: list[tuple[DataFile, int, int, bool]]) -> list[tuple[DataFile,
     return small
 
 
-def _compact_partition(fs: LakeFS, t: Table, part: str, inputs: list[DataFile], total: int, size: int,
-                       target_rows: int, target_bytes: int, others: list[DataFile], memory_mib: int,
-                       plan_in_child: bool) -> None:
-    """Merge ``inputs`` (``total`` rows, ``size`` bytes uncompressed) into new files,
-    without the keys ``others`` (lower collector ids' files) hold."""
-    outputs = max(1, -(-total // target_rows), -(-size // target_bytes))
-    replace_files(fs, part, inputs, outputs,
-                  lambda paths: _merge(fs, t, inputs, paths, target_rows, target_bytes, others, memory_mib,
-                                       plan_in_child))
+def _compact_partition(fs: LakeFS, t: Table, m: Merge, target_rows: int, target_bytes: int, memory_mib: int,
+                       *, plan_in_child: bool = False, plan: merge_plan.Plan | None = None) -> None:
+    """Make merge ``m``: its inputs into new files (by ``plan``, else one made now)."""
+    outputs = max(1, -(-m.rows // target_rows), -(-m.size // target_bytes))
+    replace_files(fs, m.part, m.inputs, outputs,
+                  lambda paths: _merge(fs, t, m, paths, target_rows, target_bytes, memory_mib, plan_in_child, plan))
 
 
 def replace_files(fs: LakeFS, part: str, inputs: list[DataFile], outputs: int,
@@ -184,33 +229,40 @@ def replace_files(fs: LakeFS, part: str, inputs: list[DataFile], outputs: int,
     _finish(fs, part, journal)
 
 
-def _merge(fs: LakeFS, t: Table, inputs: list[DataFile], outputs: list[str], target_rows: int,
-           target_bytes: int, others: list[DataFile], memory_mib: int, plan_in_child: bool = False) -> list[str]:
+def _merge(fs: LakeFS, t: Table, m: Merge, outputs: list[str], target_rows: int, target_bytes: int,
+           memory_mib: int, plan_in_child: bool = False, plan: merge_plan.Plan | None = None) -> list[str]:
     """Stream the inputs, without repeated keys, into the staged files of ``outputs``.
 
     Returns the outputs that received rows, each sealed (durable) under its staging name.
     """
-    with fs.local_copies([f.path for f in inputs]) as local:
-        return _merge_files(fs, t, inputs, [local[f.path] for f in inputs], outputs, target_rows, target_bytes,
-                            others, memory_mib, plan_in_child)
+    with fs.local_copies([f.path for f in m.inputs]) as local:
+        files = [local[f.path] for f in m.inputs]
+        if plan is None:
+            plan = _make_plan(fs, t, m, files, memory_mib,
+                              merge_plan.make_in_child if plan_in_child else merge_plan.make)
+        return _merge_files(fs, t, m.inputs, files, outputs, target_rows, target_bytes, memory_mib, plan)
+
+
+def _make_plan(fs: LakeFS, t: Table, m: Merge, files: list[str], memory_mib: int,
+               make: Callable[..., merge_plan.Plan]) -> merge_plan.Plan:
+    """Merge ``m``'s plan, ``files`` its inputs' local paths (``storage.plan``)."""
+    params: dict[str, Any] = {"files": files}
+    if m.others:
+        params["others"] = [fs.uri(f.path) for f in m.others]
+    has_resolved = any("resolved_agent" in pq.read_schema(f).names for f in files)
+    return make(fs, t, m.inputs, params, has_resolved, m.part, memory_mib)
 
 
 def _merge_files(fs: LakeFS, t: Table, inputs: list[DataFile], files: list[str], outputs: list[str],
-                 target_rows: int, target_bytes: int, others: list[DataFile], memory_mib: int,
-                 plan_in_child: bool = False) -> list[str]:
+                 target_rows: int, target_bytes: int, memory_mib: int, plan: merge_plan.Plan) -> list[str]:
     """``_merge`` of the inputs' bytes in ``files`` (local paths: ``LakeFS.local_copies``).
 
-    DuckDB reads only the key and agent columns, to plan which rows go and which spans
-    get an agent (``storage.plan``); pyarrow then streams the full rows, a few thousand at
-    a time, into ``storage.rowgroups``."""
+    DuckDB read only the key and agent columns, to plan which rows go and which spans get
+    an agent (``plan``: ``storage.plan``); pyarrow streams the full rows, a few thousand
+    at a time, into ``storage.rowgroups``."""
     schemas = [set(pq.read_schema(f).names) for f in files]
     present = set().union(*schemas)
     columns = [c for c in t.stored_columns if c in present]
-    params: dict[str, Any] = {"files": files}
-    if others and t.key:
-        params["others"] = [fs.uri(f.path) for f in others]
-    make = merge_plan.make_in_child if plan_in_child else merge_plan.make
-    plan = make(fs, t, inputs, params, "resolved_agent" in present, outputs[0].rsplit("/", 1)[0], memory_mib)
     dropped = _by_file(plan.dropped) if plan.dropped is not None else {}
     fills = _by_file(plan.fills) if plan.fills is not None else {}
     out = RowGroupWriter(

@@ -2,12 +2,15 @@
 (later copies of a key) and, for spans, the agent ``storage.agents`` resolves for the
 merged spans that have none (``storage.compaction`` streams the rows by it).
 
-``make`` plans in the calling process; ``make_in_child`` in a short-lived process of its
-own (``python -m storage.plan``: the arguments pickled over stdin, the plan back over
-stdout), which the compactor uses so that the process streaming the rows never loads
-DuckDB — a library stays resident once loaded, and DuckDB's was ~38 MiB of the
-compactor's peak (measured: ``/proc/PID/smaps`` at the peak of
-``benchmarks/ingest.py --compaction-interval 2``), for ~0.3 s of CPU per merge.
+``make`` plans in the calling process. The collector's compactor plans elsewhere, so
+that the process streaming the rows never loads DuckDB — a library stays resident once
+loaded, and DuckDB's was ~38 MiB of the compactor's peak (``/proc/PID/smaps`` at the
+peak of ``benchmarks/ingest.py --compaction-interval 2``): on a local lake
+``plan_signal_tables`` plans a whole run's merges in ``python -m storage.plan`` before
+the compactor loads pyarrow (``collector.compactor.run``), so neither process waits
+beside the other; in a bucket ``make_in_child`` plans each merge just before it is made,
+on the inputs the merge downloaded. The child gets its arguments pickled over stdin and
+sends its result back over stdout.
 """
 
 from __future__ import annotations
@@ -70,10 +73,11 @@ def make_in_child(fs: LakeFS, t: Table, inputs: list[DataFile], params: dict[str
     path = os.environ.get("PYTHONPATH")
     env = {**os.environ, "PYTHONPATH": _ROOT + (os.pathsep + path if path else "")}
     done = subprocess.run([sys.executable, "-m", "storage.plan"], env=env, stdout=subprocess.PIPE,
-                          input=pickle.dumps((fs, t.name, inputs, params, has_resolved, part, memory_mib)))
+                          input=pickle.dumps(("merge", fs.location, t.name, inputs, params, has_resolved, part,
+                                              memory_mib)))
     if done.returncode:
         raise RuntimeError(f"compacting {part}: the plan's process failed (exit code {done.returncode})")
-    return Plan(*pickle.loads(done.stdout))
+    return pickle.loads(done.stdout)
 
 
 def with_growing_memory(run: Callable[[int], T], memory_mib: int, what: str) -> T:
@@ -146,10 +150,33 @@ def _main() -> None:
         ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
-    fs, name, *args = pickle.load(sys.stdin.buffer)
+    job, *args = pickle.load(sys.stdin.buffer)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    plan = make(fs, TABLES[name], *args)
-    sys.stdout.buffer.write(pickle.dumps(tuple(plan)))  # as __main__ here: Plan would not unpickle
+    # this file runs as __main__: what goes back must be made by the module itself, or
+    # its Plan would not unpickle in the caller
+    from storage import plan as module
+
+    if job == "merge":  # make_in_child: the lake by its location (an object store's client does not pickle)
+        from storage.fs import open_fs
+
+        location, name, *rest = args
+        result: Any = module.make(open_fs(location), TABLES[name], *rest)
+    else:  # "run": the first half of a compactor's run (collector.compactor)
+        result = module.plan_signal_tables(*args)
+    sys.stdout.buffer.write(pickle.dumps(result))
+
+
+def plan_signal_tables(lake_path: str, owner: str | None, below_batch_id: str, min_files: int,
+                       memory_mib: int) -> dict[str, list[Any]]:
+    """Of every signal table: journals settled, merges chosen and planned
+    (``storage.compaction.plan_run``), for ``compaction.compact_planned``."""
+    from storage import compaction
+    from storage.fs import open_fs
+    from storage.schema import SIGNAL, tables
+
+    fs = open_fs(lake_path)
+    return {t.name: compaction.plan_run(fs, t, below_batch_id=below_batch_id, owner=owner, min_files=min_files,
+                                        memory_mib=memory_mib) for t in tables(SIGNAL)}
 
 
 if __name__ == "__main__":

@@ -521,8 +521,26 @@ def test_write_batch_takes_columns_without_or_with_resolved_agent(lake: Lake) ->
     assert pq.read_schema(lake.files("spans")[0]).equals(SPANS.stored_schema)
 
 
-@pytest.mark.parametrize("in_child", [False, True], ids=["plan-here", "plan-in-child"])
-def test_compaction_resolves_from_parents_anywhere_in_the_lake(lake: Lake, in_child: bool) -> None:
+def compact_spans(lake: Lake, how: str) -> int:
+    """``lake.compact`` of spans below batch 10, its plans made here, each in a child, or
+    all first (``plan_run``, in a real process as the compactor makes them) and then merged
+    (``compact_planned``)."""
+    if how != "two-halves":
+        return lake.compact("spans", below_batch_id=bid(10), min_files=2, plan_in_child=how == "plan-in-child")
+    import pickle
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "storage.plan"], check=True, stdout=subprocess.PIPE,
+                          input=pickle.dumps(("run", str(lake.root), None, bid(10), 2, 64)),
+                          cwd=Path(__file__).resolve().parents[2])
+    planned = pickle.loads(done.stdout)
+    assert set(planned) == {"spans", "logs", "metrics"}
+    return compaction_mod.compact_planned(lake.fs, SPANS, planned["spans"])
+
+
+@pytest.mark.parametrize("how", ["plan-here", "plan-in-child", "two-halves"])
+def test_compaction_resolves_from_parents_anywhere_in_the_lake(lake: Lake, how: str) -> None:
     next_day = 24 * 3600
     # day 1: the agent spans, in a file compaction will not touch (a newer batch)
     lake.write_batch(bid(50), batch(spans=[agent(1, 1, name="triage"), agent(2, 1, name="billing")]))
@@ -532,7 +550,7 @@ def test_compaction_resolves_from_parents_anywhere_in_the_lake(lake: Lake, in_ch
     lake.write_batch(bid(2), batch(spans=[llm(1, 3, 7, at=next_day), llm(1, 4, 8, at=next_day)]))
     lake.write_batch(bid(3), batch(spans=[span(1, 7, 1, at=next_day, service_name="step-svc")]))
     assert resolved(lake)[1, 2] is None and resolved(lake)[1, 3] is None
-    assert lake.compact("spans", below_batch_id=bid(10), min_files=2, plan_in_child=in_child) == 3
+    assert compact_spans(lake, how) == 3
     assert resolved(lake) == {
         (1, 1): "triage", (2, 1): "billing",
         (1, 2): "triage", (2, 2): "billing", (1, 7): "triage",  # parents in the other partition
@@ -543,19 +561,19 @@ def test_compaction_resolves_from_parents_anywhere_in_the_lake(lake: Lake, in_ch
     # again: when at least as much newer data has come (tiers)
     lake.write_batch(bid(4), batch(spans=[span(1, 8, 1, at=next_day)]))
     lake.write_batch(bid(5), batch(spans=[span(3, 3, at=next_day)]))
-    lake.compact("spans", below_batch_id=bid(10), min_files=2, plan_in_child=in_child)
+    compact_spans(lake, how)
     assert resolved(lake)[1, 4] is None  # the new files were merged among themselves
     lake.write_batch(bid(6), batch(spans=[span(4, 3, at=next_day)]))
     lake.write_batch(bid(7), batch(spans=[span(5, 3, at=next_day)]))
-    lake.compact("spans", below_batch_id=bid(10), min_files=2, plan_in_child=in_child)
+    compact_spans(lake, how)
     assert resolved(lake)[1, 4] == "triage"
 
 
-@pytest.mark.parametrize("in_child", [False, True], ids=["plan-here", "plan-in-child"])
-def test_compaction_keeps_resolved_values_and_resolves_each_copy_once(lake: Lake, in_child: bool) -> None:
+@pytest.mark.parametrize("how", ["plan-here", "plan-in-child", "two-halves"])
+def test_compaction_keeps_resolved_values_and_resolves_each_copy_once(lake: Lake, how: str) -> None:
     lake.write_batch(bid(1), batch(spans=[agent(1, 1, name="triage"), llm(1, 2, 1)]))
     lake.write_batch(bid(2), batch(spans=[llm(1, 2, 1), llm(1, 3, 1)]))  # 2 again, 3 unresolved
-    assert lake.compact("spans", below_batch_id=bid(10), min_files=2, plan_in_child=in_child) == 2
+    assert compact_spans(lake, how) == 2
     table = pq.read_table(lake.files("spans")[0])
     assert table.num_rows == 3
     assert resolved(lake) == {(1, 1): "triage", (1, 2): "triage", (1, 3): "triage"}
