@@ -2,7 +2,8 @@
 
 Every ``compaction.interval_s`` the receiver process starts a short-lived process that
 compacts each table, on files every flusher worker has checkpointed past, and exits (on
-a local lake the signal tables' merges are planned first by a process of its own: ``run``). Its own process because a run holds a few hundred MB (DuckDB, a row-group
+a local lake the signal tables' merges are planned first by a process of its own:
+``run``). Its own process because a run holds a few hundred MB (DuckDB, a row-group
 buffer) that an exiting process gives back at once, and because the flusher workers go
 on flushing meanwhile (compacting inside worker 0 stalled half of the log for the run).
 
