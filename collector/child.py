@@ -11,17 +11,14 @@ stdin, and offers the few ``multiprocessing.Process`` methods the collector uses
 
 from __future__ import annotations
 
-import ctypes
 import importlib
 import os
 import pickle
-import signal
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any, Mapping
 
-_ROOT = str(Path(__file__).resolve().parents[1])  # where the collector package lives
+from storage.process import with_root_on_path
 
 # Arrow's memory in every child comes from its jemalloc pool: Arrow's default, mimalloc,
 # kept more of each batch's short-lived buffers (a flusher: 318 -> 300 MiB summed RSS of
@@ -38,9 +35,7 @@ class Child:
         lacks them (a role's allocator settings), over ``ARROW_ALLOCATOR_ENV``."""
         self.target, self.args, self.name = target, args, name
         self.pass_fds = pass_fds
-        self.env = {**ARROW_ALLOCATOR_ENV, **(defaults or {}), **(os.environ if env is None else env)}
-        path = self.env.get("PYTHONPATH")
-        self.env["PYTHONPATH"] = _ROOT + (os.pathsep + path if path else "")
+        self.env = with_root_on_path({**ARROW_ALLOCATOR_ENV, **(defaults or {}), **(os.environ if env is None else env)})
         self._proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
@@ -76,17 +71,6 @@ class Child:
     def kill(self) -> None:
         if self.is_alive():
             self._proc.kill()  # type: ignore[union-attr]
-
-
-def die_with_parent(parent_pid: int) -> None:
-    """In a child, Linux: SIGKILL us when the process that started us dies, so a kill -9
-    of the collector leaves no child behind."""
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() != parent_pid:
-        os._exit(1)
 
 
 def _main() -> None:

@@ -16,17 +16,14 @@ from __future__ import annotations
 
 import logging
 import os
-import pickle
 import signal
-import subprocess
-import sys
 import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from collector.child import Child, die_with_parent
+from collector.child import Child
 from collector.state import SharedState
-from storage import is_remote
+from storage import is_remote, process
 
 if TYPE_CHECKING:
     from exporters.config import Compaction
@@ -58,7 +55,8 @@ def run(lake_path: str, below_batch_id: str, min_files: int, memory_mib: int, st
     planned = None
     if not is_remote(lake_path):
         try:
-            planned = _plan_in_child(lake_path, owner, below_batch_id, min_files, memory_mib)
+            planned = process.call("storage.plan", ("run", lake_path, owner, below_batch_id, min_files, memory_mib),
+                                   "the plan's process of a compaction run")
         except Exception as exc:  # noqa: BLE001 — small files stay readable; retried next interval
             state.add("compaction_errors", 1)
             log.error("planning the signal tables' merges failed, will retry at the next interval: %s", exc)
@@ -82,23 +80,12 @@ def run(lake_path: str, below_batch_id: str, min_files: int, memory_mib: int, st
             log.error("compacting %s failed, will retry at the next interval: %s", table.name, exc)
 
 
-def _plan_in_child(lake_path: str, owner: str | None, below_batch_id: str, min_files: int,
-                   memory_mib: int) -> dict[str, Any]:
-    """The first half of a run (``storage.plan.plan_signal_tables``) in a process of its
-    own; its plans, by table name."""
-    done = subprocess.run([sys.executable, "-m", "storage.plan"], stdout=subprocess.PIPE,
-                          input=pickle.dumps(("run", lake_path, owner, below_batch_id, min_files, memory_mib)))
-    if done.returncode:
-        raise RuntimeError(f"the plan's process failed (exit code {done.returncode})")
-    return pickle.loads(done.stdout)
-
-
 def main(lake_path: str, below_batch_id: str, min_files: int, memory_mib: int, state_fd: int, parent_pid: int,
          log_level: str, owner: str | None = None) -> None:
     """Entry point of a compactor process (``collector.child``). Its settings come as plain
     values: unpickling the config would import pydantic and the collector's config models
     (~11 MiB of the process's peak) for two numbers."""
-    die_with_parent(parent_pid)
+    process.die_with_parent(parent_pid)
     # Background work: the receiver and the flusher come first for the CPU, compaction
     # takes what they leave (it can wait; an acknowledged span waiting for Parquet cannot).
     os.nice(COMPACTOR_NICENESS)

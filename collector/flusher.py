@@ -40,10 +40,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from collector import wal
-from collector.child import die_with_parent
 from collector.state import SharedState
 from storage import is_remote
 from storage.durable import replace_atomic
+from storage.process import die_with_parent
 
 if TYPE_CHECKING:  # a worker gets WorkerSettings, never the config: no pydantic in its process
     from collector.config import Config

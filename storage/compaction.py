@@ -245,11 +245,15 @@ def _merge(fs: LakeFS, t: Table, m: Merge, outputs: list[str], target_rows: int,
 
 def _make_plan(fs: LakeFS, t: Table, m: Merge, files: list[str], memory_mib: int,
                make: Callable[..., merge_plan.Plan]) -> merge_plan.Plan:
-    """Merge ``m``'s plan, ``files`` its inputs' local paths (``storage.plan``)."""
+    """Merge ``m``'s plan, ``files`` its inputs' local paths (``storage.plan``). A table
+    without a key, other than spans (logs, metrics), has nothing to plan: no process, no
+    DuckDB."""
+    if not t.key and t is not SPANS:
+        return merge_plan.Plan(None, None)
     params: dict[str, Any] = {"files": files}
     if m.others:
         params["others"] = [fs.uri(f.path) for f in m.others]
-    has_resolved = any("resolved_agent" in pq.read_schema(f).names for f in files)
+    has_resolved = t is SPANS and any("resolved_agent" in pq.read_schema(f).names for f in files)
     return make(fs, t, m.inputs, params, has_resolved, m.part, memory_mib)
 
 

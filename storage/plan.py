@@ -9,24 +9,19 @@ peak of ``benchmarks/ingest.py --compaction-interval 2``): on a local lake
 ``plan_signal_tables`` plans a whole run's merges in ``python -m storage.plan`` before
 the compactor loads pyarrow (``collector.compactor.run``), so neither process waits
 beside the other; in a bucket ``make_in_child`` plans each merge just before it is made,
-on the inputs the merge downloaded. The child gets its arguments pickled over stdin and
-sends its result back over stdout.
+on the inputs the merge downloaded. Both are a ``storage.process.call`` of this module.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import pickle
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any, Callable, NamedTuple, TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from storage import agents
+from storage import agents, process
 from storage.files import DataFile
 from storage.fs import LakeFS
 from storage.queries import compaction as compaction_sql
@@ -37,7 +32,6 @@ log = logging.getLogger("otelbench.compaction")
 
 PLAN_MAX_MIB = 1024  # what a plan may grow to when its share of memory_mib is too small
 T = TypeVar("T")
-_ROOT = str(Path(__file__).resolve().parents[1])  # where the storage package lives
 
 
 class Plan(NamedTuple):
@@ -70,14 +64,8 @@ def make(fs: LakeFS, t: Table, inputs: list[DataFile], params: dict[str, Any], h
 def make_in_child(fs: LakeFS, t: Table, inputs: list[DataFile], params: dict[str, Any], has_resolved: bool,
                   part: str, memory_mib: int) -> Plan:
     """``make``, in a process of its own (its warnings on our stderr; its failure raised here)."""
-    path = os.environ.get("PYTHONPATH")
-    env = {**os.environ, "PYTHONPATH": _ROOT + (os.pathsep + path if path else "")}
-    done = subprocess.run([sys.executable, "-m", "storage.plan"], env=env, stdout=subprocess.PIPE,
-                          input=pickle.dumps(("merge", fs.location, t.name, inputs, params, has_resolved, part,
-                                              memory_mib)))
-    if done.returncode:
-        raise RuntimeError(f"compacting {part}: the plan's process failed (exit code {done.returncode})")
-    return pickle.loads(done.stdout)
+    return process.call("storage.plan", ("merge", fs.location, t.name, inputs, params, has_resolved, part,
+                                         memory_mib), f"compacting {part}: the plan's process")
 
 
 def with_growing_memory(run: Callable[[int], T], memory_mib: int, what: str) -> T:
@@ -142,28 +130,20 @@ def merge_connection(fs: LakeFS, memory_mib: int) -> Any:
     return con
 
 
-def _main() -> None:
-    try:  # Linux: ended with the compactor that started it (a stopped collector leaves no plan running)
-        import ctypes
-        import signal
-
-        ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-    job, *args = pickle.load(sys.stdin.buffer)
-    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+def _answer(request: tuple[Any, ...]) -> Any:
+    """``python -m storage.plan``'s work (``storage.process.call``): a merge's plan
+    (``make_in_child``) or the first half of a compactor's run (``collector.compactor``)."""
     # this file runs as __main__: what goes back must be made by the module itself, or
     # its Plan would not unpickle in the caller
     from storage import plan as module
 
-    if job == "merge":  # make_in_child: the lake by its location (an object store's client does not pickle)
+    job, *args = request
+    if job == "merge":  # the lake by its location (an object store's client does not pickle)
         from storage.fs import open_fs
 
         location, name, *rest = args
-        result: Any = module.make(open_fs(location), TABLES[name], *rest)
-    else:  # "run": the first half of a compactor's run (collector.compactor)
-        result = module.plan_signal_tables(*args)
-    sys.stdout.buffer.write(pickle.dumps(result))
+        return module.make(open_fs(location), TABLES[name], *rest)
+    return module.plan_signal_tables(*args)  # "run"
 
 
 def plan_signal_tables(lake_path: str, owner: str | None, below_batch_id: str, min_files: int,
@@ -180,4 +160,5 @@ def plan_signal_tables(lake_path: str, owner: str | None, below_batch_id: str, m
 
 
 if __name__ == "__main__":
-    _main()
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    process.answer(_answer)

@@ -128,14 +128,19 @@ class RowGroupWriter:
     def _sorted(table: pa.Table, keys: Sequence[str]) -> pa.Table:
         """``table`` sorted by ``keys``, column by column: each column is let go once its
         sorted copy exists, so where the caller passes its only reference (a bucket taken
-        whole) the sort holds the bucket and one column twice, not the bucket twice."""
+        whole) the sort holds the bucket and one column twice, not the bucket twice. A
+        column is made one array and its chunks let go before the take: a take from many
+        chunks concatenates them first, and held that copy, the chunks and the result at
+        once (three times the column)."""
         if not keys or table.num_rows < 2:
             return table
         order = pc.sort_indices(table, [(k, "ascending") for k in keys])  # stable; nulls last
         schema, columns = table.schema, []
         while table.num_columns:
-            columns.append(table.column(0).take(order))
+            column = table.column(0).combine_chunks()
             table = table.remove_column(0)
+            columns.append(column.take(order))
+            del column
         return pa.Table.from_arrays(columns, schema=schema)
 
     # -- files ------------------------------------------------------------------------

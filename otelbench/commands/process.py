@@ -209,7 +209,7 @@ def child_main(processors: Any, privacy: Any, lake: str, telemetry_endpoint: str
                log_level: str) -> None:
     """A scheduled run, in a process of its own (collector.child): the embedder, HDBSCAN,
     the judge and the embedded model server live and die with it."""
-    from collector.child import die_with_parent
+    from storage.process import die_with_parent
     from processors import pipeline
 
     die_with_parent(parent_pid)

@@ -83,7 +83,7 @@ def child_main(lake: str, privacy: object, web: Web, parent_pid: int, receivers:
 
     import uvicorn
 
-    from collector.child import die_with_parent
+    from storage.process import die_with_parent
     from collector.keys import Keyring
     from web.app import create_app
 

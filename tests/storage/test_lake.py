@@ -527,14 +527,9 @@ def compact_spans(lake: Lake, how: str) -> int:
     (``compact_planned``)."""
     if how != "two-halves":
         return lake.compact("spans", below_batch_id=bid(10), min_files=2, plan_in_child=how == "plan-in-child")
-    import pickle
-    import subprocess
-    import sys
+    from storage import process
 
-    done = subprocess.run([sys.executable, "-m", "storage.plan"], check=True, stdout=subprocess.PIPE,
-                          input=pickle.dumps(("run", str(lake.root), None, bid(10), 2, 64)),
-                          cwd=Path(__file__).resolve().parents[2])
-    planned = pickle.loads(done.stdout)
+    planned = process.call("storage.plan", ("run", str(lake.root), None, bid(10), 2, 64), "the plan")
     assert set(planned) == {"spans", "logs", "metrics"}
     return compaction_mod.compact_planned(lake.fs, SPANS, planned["spans"])
 
@@ -591,7 +586,7 @@ def test_a_plan_made_in_a_child_leaves_duckdb_out_of_the_merging_process(tmp_pat
     lake.write_batch(bid(1), batch(spans=[agent(1, 1, name="triage"), llm(1, 2, 1)]))
     lake.write_batch(bid(2), batch(spans=[llm(1, 2, 1), llm(1, 3, 1)]))
     before = sorted(p.name for p in lake.files("spans"))
-    monkeypatch.setattr(plan_mod.sys, "executable", "/bin/false")
+    monkeypatch.setattr(sys, "executable", "/bin/false")
     with pytest.raises(RuntimeError, match="the plan's process failed"):
         lake.compact("spans", below_batch_id=bid(10), min_files=2, plan_in_child=True)
     assert sorted(p.name for p in lake.files("spans")) == before
@@ -606,6 +601,19 @@ def test_a_plan_made_in_a_child_leaves_duckdb_out_of_the_merging_process(tmp_pat
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["[]"]
     assert resolved(lake) == {(1, 1): "triage", (1, 2): "triage", (1, 3): "triage"}
+
+
+def test_a_table_without_a_key_is_merged_without_a_plan_process(lake: Lake, monkeypatch) -> None:
+    """Logs have no key to dedupe by and no agent to resolve: their merge makes no plan, so
+    no process is started for one (a failing interpreter would fail the merge)."""
+    import sys
+
+    for n in (1, 2, 3):
+        lake.write_batch(bid(n), batch(logs=[log(n)]))
+    monkeypatch.setattr(sys, "executable", "/bin/false")
+    assert lake.compact("logs", below_batch_id=bid(10), min_files=2, plan_in_child=True) == 3
+    assert [p.name for p in lake.files("logs")] == [f"compact-{bid(3)}-0.parquet"]
+    assert pq.read_table(lake.files("logs")[0]).num_rows == 3
 
 
 def write_v1_file(lake: Lake, rows: list[dict], name: str = f"part-{bid(0)}-0.parquet") -> Path:

@@ -73,9 +73,11 @@ def test_many_distinct_values_share_one_bucket_sorted_by_every_key(tmp_path: Pat
 
 def test_a_bucket_is_sorted_one_column_at_a_time() -> None:
     """The sort before a row group is written holds the bucket and one column twice, not
-    the bucket twice (compaction's peak memory): 8 columns of 8 MB, sorted, take Arrow's
-    pool at most three columns above the bucket (the sort order, one sorted column, slack);
-    a whole-table ``take`` took eight. In a process of its own, for a clean pool peak."""
+    the bucket twice (compaction's peak memory): 8 columns of 8 MB, each in 16 chunks as a
+    bucket gathered from a merge's batches is, sorted, take Arrow's pool at most two and a
+    half columns above the bucket (the sort order, one sorted column, slack). A whole-table
+    ``take`` took eight; a take from the chunks three (it concatenates them first, and the
+    chunks were still held). In a process of its own, for a clean pool peak."""
     import subprocess
     import sys
     import textwrap
@@ -88,7 +90,8 @@ def test_a_bucket_is_sorted_one_column_at_a_time() -> None:
         n = 1_000_000
         rng = np.random.default_rng(5)
         def column():  # allocated in Arrow's pool, as a merge's buffered rows are
-            return pc.multiply(pa.array(rng.integers(0, 1 << 40, n)), 1)
+            return pa.chunked_array([pc.multiply(pa.array(part), 1)
+                                     for part in np.array_split(rng.integers(0, 1 << 40, n), 16)])
         bucket = [pa.table({{f"c{{i}}": column() for i in range(8)}})]
         pool = pa.default_memory_pool()
         before = pool.bytes_allocated()
@@ -101,4 +104,4 @@ def test_a_bucket_is_sorted_one_column_at_a_time() -> None:
                                             check=True).stdout.split())
     column = 8 * 1_000_000
     assert before >= 8 * column
-    assert above <= 3 * column, f"the sort took {above / column:.1f} columns above the bucket"
+    assert above <= 2.5 * column, f"the sort took {above / column:.1f} columns above the bucket"
