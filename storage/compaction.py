@@ -33,7 +33,7 @@ log = logging.getLogger("otelbench.compaction")
 # (dedupe and lookups on the key columns, spilling to <root>/_tmp beyond it), half for
 # the rows ``storage.rowgroups`` buffers before writing a row group (sorting a bucket
 # copies one column of it at a time).
-MEMORY_MIB = 64
+MEMORY_MIB = 48
 # A compacted file is done (never merged again) at this many rows or uncompressed bytes;
 # one compaction run merges at most about that much per partition, so a run is bounded
 # in time and in what it rewrites.

@@ -426,7 +426,7 @@ def test_work_that_outgrows_its_budget_runs_again_with_more(tmp_path: Path, capl
 def test_compaction_memory_is_bounded(tmp_path: Path) -> None:
     """400k spans shaped like real ones (≈2 KB of distinct attribute and message text each,
     800 MB once decoded), each looking for its parent, compact in one run, as the
-    compactor process runs it (``compaction.memory_mib`` 64, the allocators
+    compactor process runs it (the default ``compaction.memory_mib``, the allocators
     ``collector.child`` sets), in a process that peaks under 600 MB: measured 355 MB
     (380–410 MB with Arrow's pool chosen in the process, mimalloc underneath it; 520–630 MB
     when DuckDB streamed the whole rows, whose sort could not spill such rows at all). Row
