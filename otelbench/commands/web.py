@@ -83,8 +83,8 @@ def child_main(lake: str, privacy: object, web: Web, parent_pid: int, receivers:
 
     import uvicorn
 
-    from storage.process import die_with_parent
     from collector.keys import Keyring
+    from storage.process import die_with_parent
     from web.app import create_app
 
     die_with_parent(parent_pid)
