@@ -237,34 +237,43 @@ def _merge(fs: LakeFS, t: Table, m: Merge, outputs: list[str], target_rows: int,
     """
     with fs.local_copies([f.path for f in m.inputs]) as local:
         files = [local[f.path] for f in m.inputs]
+        schemas = _column_names(files)  # each footer read once, for the plan and the merge
         if plan is None:
             plan = _make_plan(fs, t, m, files, memory_mib,
-                              merge_plan.make_in_child if plan_in_child else merge_plan.make)
-        return _merge_files(fs, t, m.inputs, files, outputs, target_rows, target_bytes, memory_mib, plan)
+                              merge_plan.make_in_child if plan_in_child else merge_plan.make, schemas)
+        return _merge_files(fs, t, m.inputs, files, schemas, outputs, target_rows, target_bytes, memory_mib, plan)
+
+
+def _column_names(files: list[str]) -> list[set[str]]:
+    """Each Parquet file's column names (its footer's schema)."""
+    return [set(pq.read_schema(f).names) for f in files]
 
 
 def _make_plan(fs: LakeFS, t: Table, m: Merge, files: list[str], memory_mib: int,
-               make: Callable[..., merge_plan.Plan]) -> merge_plan.Plan:
-    """Merge ``m``'s plan, ``files`` its inputs' local paths (``storage.plan``). A table
-    without a key, other than spans (logs, metrics), has nothing to plan: no process, no
-    DuckDB."""
+               make: Callable[..., merge_plan.Plan], schemas: list[set[str]] | None = None) -> merge_plan.Plan:
+    """Merge ``m``'s plan, ``files`` its inputs' local paths (``storage.plan``; ``schemas``:
+    their column names, read here if not given). A table without a key, other than spans
+    (logs, metrics), has nothing to plan: no process, no DuckDB."""
     if not t.key and t is not SPANS:
         return merge_plan.Plan(None, None)
     params: dict[str, Any] = {"files": files}
     if m.others:
         params["others"] = [fs.uri(f.path) for f in m.others]
-    has_resolved = t is SPANS and any("resolved_agent" in pq.read_schema(f).names for f in files)
+    if t is SPANS and schemas is None:
+        schemas = _column_names(files)
+    has_resolved = t is SPANS and any("resolved_agent" in names for names in schemas)
     return make(fs, t, m.inputs, params, has_resolved, m.part, memory_mib)
 
 
-def _merge_files(fs: LakeFS, t: Table, inputs: list[DataFile], files: list[str], outputs: list[str],
-                 target_rows: int, target_bytes: int, memory_mib: int, plan: merge_plan.Plan) -> list[str]:
-    """``_merge`` of the inputs' bytes in ``files`` (local paths: ``LakeFS.local_copies``).
+def _merge_files(fs: LakeFS, t: Table, inputs: list[DataFile], files: list[str], schemas: list[set[str]],
+                 outputs: list[str], target_rows: int, target_bytes: int, memory_mib: int,
+                 plan: merge_plan.Plan) -> list[str]:
+    """``_merge`` of the inputs' bytes in ``files`` (local paths: ``LakeFS.local_copies``;
+    ``schemas``: their column names).
 
     DuckDB read only the key and agent columns, to plan which rows go and which spans get
     an agent (``plan``: ``storage.plan``); pyarrow streams the full rows, a few thousand
     at a time, into ``storage.rowgroups``."""
-    schemas = [set(pq.read_schema(f).names) for f in files]
     present = set().union(*schemas)
     columns = [c for c in t.stored_columns if c in present]
     dropped = _by_file(plan.dropped) if plan.dropped is not None else {}
