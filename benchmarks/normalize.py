@@ -6,8 +6,9 @@ it as the write-ahead log holds it, and times both ways from serialized bytes to
 
 - reference: ``ExportTraceServiceRequest.FromString`` + ``normalize.rows.normalize_traces``
   per request (what the flusher did);
-- arrow: ``normalize.columnar.normalize_traces_arrow`` on the whole batch, ptars'
-  decode included (also shown alone, for scale).
+- arrow: ``normalize.columnar.normalize_traces_arrow`` on the whole batch, the decode
+  included (``normalize.wire``: compiled, or ptars where it is not; both also shown alone,
+  for scale).
 
 Each is run once to warm up (the first Arrow call also compiles the message pattern),
 then ``--runs`` times; the median is printed as wall-clock µs/span and as CPU µs/span
@@ -22,7 +23,7 @@ workers' own (``collector.flusher.ALLOCATOR_ENV``).
 
 ``--stages`` times one flusher-sized batch (``--spans 4608`` is ~5 MiB, the default
 ``flush.max_batch_mib``) as the flusher runs it — polars and Arrow on one thread — split
-into ptars' decode, polars' plans (how many, and their time) and the rest (Python, numpy,
+into the decode (``normalize.wire``), polars' plans (how many, and their time) and the rest (Python, numpy,
 pyarrow between them); then the same batches with the decode in a thread of its own
 beside the rest, to show whether a decode stage would overlap (it holds the GIL).
 
@@ -91,7 +92,8 @@ def main() -> None:
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
     from normalize.rows import normalize_traces
-    from normalize.columnar import normalize_traces_arrow, ptars_handler
+    from normalize import wire
+    from normalize.columnar import normalize_traces_arrow
 
     payloads = make_payloads(args.spans, args.per_request, args.seed)
     owners = ["bench"] * len(payloads)
@@ -107,13 +109,18 @@ def main() -> None:
         normalize_traces_arrow(payloads, owners)
 
     def decode_only() -> None:
-        ptars_handler().list_to_record_batch(payloads)
+        wire.decode(payloads)
+
+    def ptars_only() -> None:
+        wire._ptars().list_to_record_batch(payloads)
 
     print(f"{n} spans in {len(payloads)} requests of {args.per_request} ({mib:.1f} MiB), median of {args.runs} runs,"
           f" {'allocators retaining memory' if tuned else 'default allocators'}, load average "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     results = {}
-    for name, fn in (("reference", reference), ("arrow", arrow), ("  of which ptars decode", decode_only)):
+    decoder = "compiled" if wire.COMPILED else "ptars"
+    for name, fn in (("reference", reference), ("arrow", arrow), (f"  of which decode ({decoder})", decode_only),
+                     ("  (ptars' decode)", ptars_only)):
         wall, cpu = measure(fn, args.runs)
         results[name] = wall / n * 1e6, cpu / n * 1e6
         print(f"{name:>24}: {results[name][0]:7.2f} µs/span wall ({n / wall:9,.0f} spans/s), "
@@ -133,11 +140,11 @@ def stages(args: argparse.Namespace) -> None:
     _single_threaded()
     import polars.lazyframe.frame as lazy
 
-    from normalize import columnar
+    from normalize import columnar, wire
 
     batches = [make_payloads(args.spans, args.per_request, seed) for seed in range(args.seed, args.seed + 4)]
     owners = [None] * len(batches[0])
-    decode = columnar.ptars_handler().list_to_record_batch
+    decode = wire.decode
     plans = {"n": 0, "s": 0.0}
     collect = lazy.LazyFrame._collect_eager  # what DataFrame.select / with_columns run
 
@@ -149,16 +156,8 @@ def stages(args: argparse.Namespace) -> None:
             plans["n"] += 1
             plans["s"] += time.perf_counter() - t
 
-    class Decoded:  # ptars' handler, answering with a batch decoded beforehand
-        def __init__(self, batch: Any) -> None:
-            self.batch = batch
-
-        def list_to_record_batch(self, _: Any) -> Any:
-            return self.batch
-
     def rest(decoded: Any, payloads: list[bytes]) -> None:
-        columnar.ptars_handler = lambda: Decoded(decoded)
-        columnar.normalize_traces_arrow(payloads, owners)
+        columnar.normalize_decoded(decoded, owners)
 
     for p in batches:
         rest(decode(p), p)  # warm-up: the message pattern compiles
@@ -207,7 +206,7 @@ def stages(args: argparse.Namespace) -> None:
     print(f"one batch of {n} spans ({mib:.1f} MiB), polars and Arrow on one thread as in the flusher, "
           f"median of {len(whole)}; load average {os.getloadavg()[0]:.1f}")
     print(f"{'whole batch':>28}: {med(whole) * 1e3:6.1f} ms ({med(whole) / n * 1e6:5.2f} µs/span)")
-    print(f"{'ptars decode':>28}: {med(dec) * 1e3:6.1f} ms")
+    print(f"{'decode (' + ('compiled' if wire.COMPILED else 'ptars') + ')':>28}: {med(dec) * 1e3:6.1f} ms")
     print(f"{'polars plans':>28}: {med(plan_s) * 1e3:6.1f} ms in {med(plan_n):.0f} plans "
           f"(a trivial plan costs {empty * 1e6:.0f} µs: {med(plan_n) * empty * 1e3:.1f} ms of it)")
     print(f"{'the rest':>28}: {(med(whole) - med(dec) - med(plan_s)) * 1e3:6.1f} ms")

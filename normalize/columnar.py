@@ -13,8 +13,9 @@ decode raises ``ValueError`` for the whole batch, where ``FromString`` raises
 compile the conventions' tables into expressions, and compute the same columns as the
 reference for a whole batch at once:
 
-1. ptars decodes every request to Arrow (nested lists); pyarrow flattens resource →
-   scope → span and each key-value list into long columns.
+1. ``normalize.wire`` decodes every request to Arrow (nested lists, in C without Python's
+   lock; ptars where it is not compiled); pyarrow flattens resource → scope → span and
+   each key-value list into long columns.
 2. The core OTLP columns (ids, times, status, resource and scope) are polars
    expressions, here.
 3. ``normalize.columnar_attributes``: key-value lists, their keys dictionary-encoded once,
@@ -44,7 +45,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from normalize import anyvalue
+from normalize import anyvalue, wire
 from normalize import conventions as cv
 from normalize import rows as ref
 from normalize.columnar_attributes import K_STR, KV, Events, links_json, parents, py_attrs
@@ -58,12 +59,18 @@ def normalize_traces_arrow(payloads: list[bytes], owners: list[str | None],
                            agents: list[str | None] | None = None) -> pa.Table:
     """Serialized ``ExportTraceServiceRequest`` payloads (one owner and one request agent
     each: the ``X-Bench-Agent`` header) → the spans table."""
-    agents = [None] * len(payloads) if agents is None else agents
-    if not len(payloads) == len(owners) == len(agents):
-        raise ValueError(f"{len(payloads)} payloads but {len(owners)} owners and {len(agents)} agents")
-    if not payloads:
+    return normalize_decoded(wire.decode(payloads), owners, agents)
+
+
+def normalize_decoded(decoded: pa.RecordBatch, owners: list[str | None],
+                      agents: list[str | None] | None = None) -> pa.Table:
+    """The same, from the payloads as ``normalize.wire.decode`` gives them (a row each)."""
+    agents = [None] * decoded.num_rows if agents is None else agents
+    if not decoded.num_rows == len(owners) == len(agents):
+        raise ValueError(f"{decoded.num_rows} payloads but {len(owners)} owners and {len(agents)} agents")
+    if not decoded.num_rows:
         return SPANS.schema.empty_table()
-    rs_lists = ptars_handler().list_to_record_batch(payloads).column("resource_spans")
+    rs_lists = decoded.column("resource_spans")
     rs, rs_req = pc.list_flatten(rs_lists), parents(rs_lists)
     ss_lists = rs.field("scope_spans")
     ss, ss_rs = pc.list_flatten(ss_lists), parents(ss_lists)
@@ -145,19 +152,6 @@ def warm_up() -> None:
     request = ExportTraceServiceRequest()
     request.resource_spans.add().scope_spans.add().spans.extend(spans)
     normalize_traces_arrow([request.SerializeToString()], [None])
-
-
-@functools.cache
-def _ptars() -> Any:
-    from ptars import HandlerPool
-
-    pool = HandlerPool([ExportTraceServiceRequest.DESCRIPTOR.file])
-    return pool, pool.get_for_message(ExportTraceServiceRequest.DESCRIPTOR)
-
-
-def ptars_handler() -> Any:
-    """ptars' ``ExportTraceServiceRequest`` → Arrow converter (its pool kept alive)."""
-    return _ptars()[1]
 
 
 def _core(rs: pa.StructArray, ss: pa.StructArray, sp: dict[str, pa.Array], sp_rs: np.ndarray, sp_ss: np.ndarray,

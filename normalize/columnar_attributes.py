@@ -143,6 +143,7 @@ class KV:
                   | cols["kvlist_value"].is_valid().to_numpy(zero_copy_only=False))
         self.kind[nested] = K_COMPLEX
         self.complex = np.flatnonzero(nested)
+        self.strings = cols["string_value"]  # Arrow, for normalize._messages
         self.df = pl.DataFrame({
             "s": pl.Series(cols["string_value"]), "b": pl.Series(cols["bool_value"]),
             "i": pl.Series(cols["int_value"]), "d": pl.Series(cols["double_value"]),
@@ -162,6 +163,7 @@ class KV:
         sub.complex = np.flatnonzero(sub.kind == K_COMPLEX)
         sub.value = self.value.take(pa.array(keep)) if len(sub.complex) else self.value.slice(0, 0)
         sub.df = self.df[keep]
+        sub.strings = None
         sub._nested = None
         return sub
 

@@ -287,7 +287,7 @@ def _genai_exprs() -> list[list[pl.Expr]]:
         .then(mapped(c("traceloop_kind"), cv.TRACELOOP_OPS))
         .when(first.is_in(list(cv.NAME_OPS))).then(first)
     )
-    op, span_type = c("operation"), c("span_type")
+    op = c("operation")
     # cost as pricing.cost computes it, in the same order of operations
     uncached = c("gross") - c("read") - c("write")
     uncached = pl.when(uncached < 0).then(c("gross")).otherwise(uncached)
