@@ -5,8 +5,10 @@ Pure (OTLP in, columns out, no I/O) and imported by the flusher processes
 
 - ``normalize.columnar.normalize_traces_arrow(payloads, owners)``: serialized trace
   requests → one spans ``pyarrow.Table``, a whole batch at once (protobuf → Arrow with
-  ptars → polars); ``columnar_attributes``, ``columnar_genai`` and ``columnar_messages``
-  are its parts, ``warm_up`` pays its first-call costs.
+  ``normalize.wire``, C without Python's lock (``_wire.pyx``; ptars where it is not
+  built) → polars); ``columnar_attributes``, ``columnar_genai`` and ``columnar_messages``
+  (its canonical check in C: ``_messages.pyx``) are its parts, ``warm_up`` pays its
+  first-call costs.
 - ``normalize.rows.normalize_traces`` / ``normalize_logs`` / ``normalize_metrics(request,
   owner)``: one decoded request → ``{column: values}``, item by item. The path for logs,
   metrics and the spans the columnar path cannot vectorize, and the oracle the columnar
