@@ -25,7 +25,8 @@ workers' own (``collector.flusher.ALLOCATOR_ENV``).
 ``flush.max_batch_mib``) as the flusher runs it — polars and Arrow on one thread — split
 into the decode (``normalize.wire``), polars' plans (how many, and their time) and the rest (Python, numpy,
 pyarrow between them); then the same batches with the decode in a thread of its own
-beside the rest, to show whether a decode stage would overlap (it holds the GIL).
+beside the rest, to show whether a decode stage would overlap (ptars holds the GIL; the
+compiled decoder releases it while it reads).
 
     python benchmarks/normalize.py [--spans 20480] [--per-request 512] [--runs 5] [--retain-memory]
     python benchmarks/normalize.py --stages --spans 4608 --retain-memory
@@ -156,11 +157,11 @@ def stages(args: argparse.Namespace) -> None:
             plans["n"] += 1
             plans["s"] += time.perf_counter() - t
 
-    def rest(decoded: Any, payloads: list[bytes]) -> None:
+    def rest(decoded: Any) -> None:
         columnar.normalize_decoded(decoded, owners)
 
     for p in batches:
-        rest(decode(p), p)  # warm-up: the message pattern compiles
+        rest(decode(p))  # warm-up: the message pattern compiles
     whole, dec, plan_s, plan_n = [], [], [], []
     for _ in range(args.runs):
         for p in batches:
@@ -169,7 +170,7 @@ def stages(args: argparse.Namespace) -> None:
             d = decode(p)
             t1 = time.perf_counter()
             lazy.LazyFrame._collect_eager = timed
-            rest(d, p)
+            rest(d)
             lazy.LazyFrame._collect_eager = collect
             whole.append(time.perf_counter() - t)
             dec.append(t1 - t)
@@ -181,18 +182,18 @@ def stages(args: argparse.Namespace) -> None:
 
         def produce() -> None:
             for p in batches:
-                q.put((decode(p), p))
+                q.put(decode(p))
             q.put(None)
         t = time.perf_counter()
         threading.Thread(target=produce).start()
         while (item := q.get()) is not None:
-            rest(*item)
+            rest(item)
         return (time.perf_counter() - t) / len(batches)
 
     def sequential() -> float:
         t = time.perf_counter()
         for p in batches:
-            rest(decode(p), p)
+            rest(decode(p))
         return (time.perf_counter() - t) / len(batches)
 
     import polars as pl

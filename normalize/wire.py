@@ -97,6 +97,7 @@ def _ptars() -> Any:
 # -- assembly: _wire's buffers → nested arrays ---------------------------------------------
 
 _EMPTY = pa.py_buffer(b"")
+_FIRST = {name: first for name, first, _ in _wire.LAYOUT} if _wire is not None else {}  # level → its first column
 
 
 class _Assembly:
@@ -105,10 +106,9 @@ class _Assembly:
     def __init__(self, columns: list[tuple]) -> None:
         self.root = columns[0]
         self.cols = columns[1:]
-        self.first = {name: first for name, first, _ in _wire.LAYOUT}
 
     def _col(self, level: str, j: int, typ: pa.DataType, children: list[pa.Array] | None = None) -> pa.Array:
-        rows, data, offsets, validity = self.cols[self.first[level] + j]
+        rows, data, offsets, validity = self.cols[_FIRST[level] + j]
         bits = pa.py_buffer(validity) if validity is not None else None
         data = pa.py_buffer(data) if data is not None else _EMPTY
         if children is not None:  # a struct (validity only) or a list (offsets)

@@ -310,7 +310,7 @@ def _scramble(rng: random.Random, b: bytes, kind: str) -> bytes:
                 cut = [0] + [off for off in _boundaries(body)]
                 at = rng.choice(cut)
                 parts = [body[:at], body[at:]]  # two occurrences: protobuf merges them
-            fields.extend((f, _tag(f, _LEN) + _varint(len(p)) + p) for p in parts)
+            fields.extend((f, _len(f, p)) for p in parts)
         else:
             fields.append((f, _tag(f, wt) + value))
     order = sorted(range(len(fields)), key=lambda i: (rng.random(), i))
@@ -326,9 +326,10 @@ def _scramble(rng: random.Random, b: bytes, kind: str) -> bytes:
 
 
 def _boundaries(body: bytes) -> list[int]:
+    """The offset after each field of a message."""
     offs, i = [], 0
-    for f, wt, value in _fields(body):
-        i += len(_tag(f, wt)) + len(value)
+    while i < len(body):
+        i = _past(body, i)
         offs.append(i)
     return offs
 
@@ -343,9 +344,7 @@ def test_field_order_unknown_fields_and_merged_messages(seed: int) -> None:
 
 
 def _span_request(span: bytes) -> bytes:
-    ss = _tag(2, _LEN) + _varint(len(span)) + span
-    rs = _tag(2, _LEN) + _varint(len(ss)) + ss
-    return _tag(1, _LEN) + _varint(len(rs)) + rs
+    return _len(1, _len(2, _len(2, span)))
 
 
 def _len(field: int, body: bytes) -> bytes:
