@@ -11,7 +11,12 @@ phase (the collector's start-up excluded). The process tree is read at every sam
 from each thread's child list, so a plan process that lives half a second is counted;
 ``--exact-pss`` reads PSS at every sample near the peak too. ``--compaction-interval 2``
 runs a compactor process every 2 s while the clients send, so that all three run at once
-(``--compaction-memory MIB``: its ``compaction.memory_mib``).
+(``--compaction-memory MIB``: its ``compaction.memory_mib``). Before it starts, the
+environment's shared libraries are dropped from the page cache
+(``scripts/settle_page_cache.py``; ``--keep-page-cache`` skips it): right after a pip
+install they sit there in large folios that recent kernels map whole, ~50 MiB more RSS in
+the flusher alone. The summed RSS less file-backed pages (the processes' own memory, not
+their libraries' code) is printed beside RSS and PSS.
 
 Phase 2 (overload): open loop at 2× the rate phase 1 sustained, with a smaller
 WAL bound; prints how many requests were answered 429/503 with Retry-After and
@@ -113,6 +118,7 @@ class Sampler(threading.Thread):
         self.exact_pss = exact_pss
         self.peak_rss = 0
         self.peak_pss = 0
+        self.peak_anon = 0  # summed anonymous RSS (RSS less file-backed pages: libraries' code)
         self.peak_wal = 0
         self.peak_rss_role: dict[str, int] = {}  # role → the peak RSS of one of its processes
         self.roles: dict[int, str] = {}  # pid → role
@@ -138,7 +144,9 @@ class Sampler(threading.Thread):
                 # the tree at every tick, from the kernel's child lists (cheap, unlike a scan
                 # of /proc): a compactor's plan process lives well under a second
                 procs = [known.get(pid) or known.setdefault(pid, psutil.Process(pid)) for pid in tree(self.proc.pid)]
-                rss = sum(p.memory_info().rss for p in procs)
+                infos = [p.memory_info() for p in procs]
+                rss = sum(m.rss for m in infos)
+                self.peak_anon = max(self.peak_anon, sum(m.rss - m.shared for m in infos))
                 # PSS costs ~12 ms of kernel time per process, on the collector's cores:
                 # only at a new RSS peak (at most 5 times a second), or near one once a second;
                 # --exact-pss: at every tick within 15 % of the peak (~0.5 us/span more CPU)
@@ -147,13 +155,13 @@ class Sampler(threading.Thread):
                         or (rss > self.peak_rss and since > 0.2) or (rss >= 0.95 * self.peak_rss and since > 1.0)):
                     self.peak_pss, pss_at = max(self.peak_pss, sum(map(pss, procs))), time.monotonic()
                 self.peak_rss = max(self.peak_rss, rss)
-                for p in procs:
+                for p, m in zip(procs, infos):
                     t = p.cpu_times()
                     if p.pid not in self.roles:
                         self.roles[p.pid] = role(p, self.proc.pid)
                     r = self.roles[p.pid]
                     self.cpu[p.pid] = (r, t.user + t.system)
-                    self.peak_rss_role[r] = max(self.peak_rss_role.get(r, 0), p.memory_info().rss)
+                    self.peak_rss_role[r] = max(self.peak_rss_role.get(r, 0), m.rss)
             except psutil.Error:
                 pass
             self.peak_wal = max(self.peak_wal, wal_size(self.wal_dir))
@@ -274,6 +282,24 @@ class FlushedSpans:
         return 0
 
 
+def wait_for_compaction(metrics: FlushedSpans, timeout_s: float) -> float:
+    """Wait until the compactor run in progress now has ended and some run has merged
+    files (each run's memory is part of what the collector holds); returns the seconds
+    waited. A run in progress shows as runs_total still below the runs started, which the
+    metrics do not tell: wait for runs_total to grow past its value now, then for merged
+    files, one more run at a time."""
+    t0 = time.perf_counter()
+    runs = metrics.metric("otelbench_compactor_runs_total")
+    while time.perf_counter() - t0 < timeout_s:
+        now = metrics.metric("otelbench_compactor_runs_total")
+        if now > runs:
+            if metrics.metric("otelbench_compactor_merged_files_total") > 0:
+                break
+            runs = now
+        time.sleep(0.05)
+    return time.perf_counter() - t0
+
+
 def closed_loop(url: str, payloads: list[bytes], clients: int) -> tuple[list[float], int, float]:
     """Each client: one keep-alive connection (the standard library's ``http.client``,
     which sends a pre-encoded body with one syscall; httpx spent ~20 µs of CPU per span
@@ -383,6 +409,11 @@ def phase1(args: argparse.Namespace, payloads: list[bytes], total: int, lake: st
         own_cpu = time.process_time() - own0
         if profiler is not None:
             profiler.stop()
+        waited = 0.0
+        if args.compaction_interval is not None:
+            # all three at once: the compactor run in progress when the last span became
+            # queryable is sampled to its end, and so is one that merged files
+            waited = wait_for_compaction(flushed_spans, timeout_s=120.0)
         compactions = (flushed_spans.metric("otelbench_compactor_merged_files_total"),
                        flushed_spans.metric("otelbench_compactor_errors_total"))
         time.sleep(0.1)
@@ -408,12 +439,15 @@ def phase1(args: argparse.Namespace, payloads: list[bytes], total: int, lake: st
         print(f"accepted spans/s            {total / t_acked:,.0f}")
         print(f"spans/s until queryable     {total / t_queryable:,.0f}   (first request → all in Parquet: {t_queryable:.2f} s)")
         print(f"request latency p50 / p99   {statistics.median(lat) * 1e3:.1f} ms / {lat[int(len(lat) * 0.99) - 1] * 1e3:.1f} ms")
-        print(f"peak memory, all processes {sampler.peak_rss / 2**20:.0f} MiB summed RSS, {sampler.peak_pss / 2**20:.0f} MiB summed PSS")
+        print(f"peak memory, all processes {sampler.peak_rss / 2**20:.0f} MiB summed RSS, {sampler.peak_pss / 2**20:.0f} MiB summed PSS"
+              f" ({sampler.peak_anon / 2**20:.0f} MiB summed RSS less file-backed pages)")
         print("peak RSS by role            " + ", ".join(f"{k} {v / 2**20:.0f}" for k, v in sorted(sampler.peak_rss_role.items())) + " MiB")
         print(f"WAL peak / after flush      {sampler.peak_wal / 2**20:.0f} MiB / {wal_after / 2**20:.0f} MiB")
         print(f"refused (429/503)           {refused}")
         print(f"lake bytes per span         {lake_bytes / total:,.0f} (Parquet as flushed, before compaction)")
-        print(f"files compacted (failed)    {compactions[0]} ({compactions[1]})")
+        print(f"files compacted (failed)    {compactions[0]} ({compactions[1]})"
+              + (f", sampled until a run that merged files had ended: {waited:.1f} s after the last span was queryable"
+                 if args.compaction_interval is not None else ""))
         cpu = {"clients": client_cpu, "harness (sampling, polling)": own_cpu - client_cpu}
         for pid, (role, seconds) in sampler.cpu.items():
             cpu[role] = cpu.get(role, 0.0) + seconds - sampler.cpu_before.get(pid, 0.0)
@@ -460,10 +494,14 @@ def main() -> None:
     ap.add_argument("--exact-pss", action="store_true",
                     help="read PSS at every sample near the peak, not at most 5 times a second (a short-lived "
                          "process's share is not missed; the harness takes ~0.5 us/span more CPU)")
+    ap.add_argument("--keep-page-cache", action="store_true",
+                    help="do not drop the shared libraries from the page cache first (scripts/settle_page_cache.py)")
     ap.add_argument("--profile", metavar="DIR", default=None,
                     help="py-spy flame graphs and collapsed stacks of the receiver and flushers (phase 1, local)")
     args = ap.parse_args()
 
+    if not args.keep_page_cache:  # figures of a settled machine, not of one that just ran pip
+        subprocess.run([sys.executable, str(ROOT / "scripts" / "settle_page_cache.py")], check=True)
     print(f"generating {args.spans:,} spans in requests of {args.per_request} …", flush=True)
     payloads = make_payloads(args.spans, args.per_request, seed=1)
     total = len(payloads) * args.per_request

@@ -343,14 +343,19 @@ class _Writer(threading.Thread):
 
 # Each batch allocates ~100 MB of short-lived buffers; a glibc heap that handed them back
 # to the kernel at once would pay for them again as page faults on the next batch
-# (ptars' and numpy's buffers are glibc's). Polars' jemalloc keeps its own defaults (it
+# (ptars' and numpy's buffers are glibc's). Polars' jemalloc keeps its decay defaults (it
 # returns memory after ~1 s idle: keeping it all cost ~20 MiB of peak RSS for no
-# measurable speed); Arrow's pool: collector.child.ARROW_ALLOCATOR_ENV. The workers start
-# with these where the user has not set them (collector.child.Child's ``defaults``).
+# measurable speed; returning it at once, 22 MiB less for 14 % fewer spans/s) but has one
+# arena, not one per thread for 4 per core: what the normalizing thread frees, polars'
+# own thread reuses (benchmarks/ingest.py, five runs each: 273 vs 276 MiB summed PSS,
+# 273-274 vs 269-279, the same spans/s). Arrow's pool: collector.child.ARROW_ALLOCATOR_ENV.
+# The workers start with these where the user has not set them (collector.child.Child's
+# ``defaults``).
 ALLOCATOR_ENV = {
     "MALLOC_MMAP_THRESHOLD_": str(1 << 30),
     "MALLOC_TRIM_THRESHOLD_": str(1 << 32),
     "MALLOC_TOP_PAD_": str(64 << 20),
+    "_RJEM_MALLOC_CONF": "narenas:1",  # polars' jemalloc (its build's prefix: _rjem_)
 }
 
 

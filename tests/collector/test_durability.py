@@ -136,6 +136,17 @@ def test_sigterm_flushes_and_retires_the_log(tmp_path):
     assert not list((tmp_path / "wal").glob("wal-*.log"))
 
 
+def test_polars_allocator_reads_the_flusher_setting():
+    """The variable's name is a detail of polars' build (its jemalloc's prefix): the
+    allocator itself must report the worker's setting."""
+    from collector.flusher import ALLOCATOR_ENV
+
+    env = {**os.environ, "_RJEM_MALLOC_CONF": ALLOCATOR_ENV["_RJEM_MALLOC_CONF"] + ",stats_print:true"}
+    done = subprocess.run([sys.executable, "-c", "import polars as pl; pl.DataFrame({'a': range(1000)}).sum()"],
+                          env=env, capture_output=True, text=True, timeout=120, check=True)
+    assert "opt.narenas: 1\n" in done.stderr
+
+
 def test_flusher_workers_start_with_retaining_allocators_and_the_receiver_does_not(tmp_path, monkeypatch):
     """The allocator settings reach the worker processes only, a user's own value wins,
     the collector's only children are its workers (no multiprocessing resource tracker),
@@ -155,6 +166,7 @@ def test_flusher_workers_start_with_retaining_allocators_and_the_receiver_does_n
         env = children[0].environ()
         assert env["MALLOC_TOP_PAD_"] == "4096"
         assert env["MALLOC_TRIM_THRESHOLD_"] == ALLOCATOR_ENV["MALLOC_TRIM_THRESHOLD_"]
+        assert env["_RJEM_MALLOC_CONF"] == ALLOCATOR_ENV["_RJEM_MALLOC_CONF"]
         assert env["ARROW_DEFAULT_MEMORY_POOL"] == ARROW_ALLOCATOR_ENV["ARROW_DEFAULT_MEMORY_POOL"]
         assert "MALLOC_TRIM_THRESHOLD_" not in receiver.environ()  # the receiver keeps the default allocator
         # the worker got plain settings (collector.flusher.WorkerSettings), not the config:
