@@ -86,6 +86,7 @@ def main(lake_path: str, below_batch_id: str, min_files: int, memory_mib: int, s
     values: unpickling the config would import pydantic and the collector's config models
     (~11 MiB of the process's peak) for two numbers."""
     process.die_with_parent(parent_pid)
+    process.without_numpy()  # the merge streams rows with pyarrow alone (storage.compaction)
     # Background work: the receiver and the flusher come first for the CPU, compaction
     # takes what they leave (it can wait; an acknowledged span waiting for Parquet cannot).
     os.nice(COMPACTOR_NICENESS)

@@ -15,7 +15,6 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Callable
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -290,8 +289,8 @@ def _merge_files(fs: LakeFS, t: Table, inputs: list[DataFile], files: list[str],
     )
     try:
         for i, (path, names) in enumerate(zip(files, schemas), start=1):
-            gone = _rows(dropped.get(i))
-            filled = _rows(fills.get(i))
+            gone = _Rows(dropped.get(i))
+            filled = _Rows(fills.get(i))
             agents_filled = fills[i].column("agent").chunk(0) if i in fills else None
             first = 0  # the batch's first row in the file: what the plan counts
             for batch in pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20).iter_batches(
@@ -299,13 +298,11 @@ def _merge_files(fs: LakeFS, t: Table, inputs: list[DataFile], files: list[str],
                 n = batch.num_rows
                 batch = conform_arrow(batch, t.stored_schema)
                 if t is SPANS:
-                    lo, hi = np.searchsorted(filled, [first, first + n])
-                    batch = _with_agents(batch, filled[lo:hi] - first, agents_filled[lo:hi] if hi > lo else None)
-                lo, hi = np.searchsorted(gone, [first, first + n])
-                if hi > lo:
-                    keep = np.ones(n, bool)
-                    keep[gone[lo:hi] - first] = False
-                    batch = batch.filter(pa.array(keep))
+                    at, lo = filled.within(first, n)
+                    batch = _with_agents(batch, at, agents_filled.slice(lo, len(at)) if len(at) else None)
+                at, _ = gone.within(first, n)
+                if len(at):
+                    batch = batch.filter(pc.invert(pc.is_in(_positions(n), value_set=at)))
                 first += n
                 out.write(batch)
     finally:
@@ -315,25 +312,44 @@ def _merge_files(fs: LakeFS, t: Table, inputs: list[DataFile], files: list[str],
 
 def _by_file(plan: pa.Table) -> dict[int, pa.Table]:
     """A merge's plan (rows sorted by ``_file``, ``_row``) → each file's part of it."""
-    files = plan.column("_file").to_numpy()
-    values, starts = np.unique(files, return_index=True)
-    ends = [*starts[1:], len(files)]
-    return {int(f): plan.slice(a, b - a).combine_chunks() for f, a, b in zip(values, starts, ends)}
+    runs = pc.run_end_encode(plan.column("_file").combine_chunks())
+    ends = runs.run_ends.to_pylist()
+    return {f: plan.slice(a, b - a).combine_chunks()
+            for f, a, b in zip(runs.values.to_pylist(), [0, *ends[:-1]], ends)}
 
 
-def _rows(plan: pa.Table | None) -> np.ndarray:
-    """A file's part of a plan (``_by_file``) → its rows, in order (none: empty)."""
-    return np.zeros(0, np.int64) if plan is None else plan.column("_row").to_numpy()
+class _Rows:
+    """A file's part of a plan (``_by_file``; None: empty): its rows, ascending, taken a
+    batch at a time as the file is streamed (pyarrow only: the compactor's process loads
+    no numpy, ``collector.compactor``)."""
+
+    def __init__(self, plan: pa.Table | None) -> None:
+        self.rows = pa.array([], pa.int64()) if plan is None else plan.column("_row").combine_chunks()
+        self.next = 0  # the first row not yet taken
+
+    def within(self, first: int, n: int) -> tuple[pa.Array, int]:
+        """The rows in ``[first, first + n)`` as positions in that batch, and the index of
+        the first of them in the plan. Called for consecutive batches: a row below
+        ``first`` was taken before, and at most ``n`` rows fall in a batch."""
+        lo = self.next
+        ahead = self.rows.slice(lo, n)
+        count = pc.sum(pc.less(ahead, first + n)).as_py() or 0
+        self.next = lo + count
+        return pc.subtract(ahead.slice(0, count), first), lo
 
 
-def _with_agents(batch: pa.RecordBatch, at: np.ndarray, found: pa.Array | None) -> pa.RecordBatch:
+def _positions(n: int) -> pa.Array:
+    """0, 1, …, n - 1 (a batch's row positions)."""
+    return pa.array(range(n), pa.int64())
+
+
+def _with_agents(batch: pa.RecordBatch, at: pa.Array, found: pa.Array | None) -> pa.RecordBatch:
     """``resolved_agent``: the row's own, else its ``agent_name``, else ``found`` (what
-    ``_agent_fills`` found for the batch's rows ``at``)."""
+    ``_agent_fills`` found for the batch's rows ``at``, ascending)."""
     agent = pc.coalesce(batch.column("resolved_agent"), batch.column("agent_name"))
     if found is not None:
-        mask = np.zeros(batch.num_rows, bool)
-        mask[at] = True
-        agent = pc.replace_with_mask(agent, pa.array(mask), found)
+        mask = pc.is_in(_positions(batch.num_rows), value_set=at)
+        agent = pc.replace_with_mask(agent, mask, found)
     i = batch.schema.get_field_index("resolved_agent")
     return pa.RecordBatch.from_arrays([*batch.columns[:i], agent, *batch.columns[i + 1:]], schema=batch.schema)
 

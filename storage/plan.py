@@ -18,7 +18,12 @@ import logging
 import os
 from typing import Any, Callable, NamedTuple, TypeVar
 
-import pyarrow as pa
+if __name__ == "__main__":  # a plan's own process (storage.process.call): DuckDB and pyarrow, no numpy
+    from storage.process import without_numpy
+
+    without_numpy()
+
+import pyarrow as pa  # noqa: E402
 import pyarrow.compute as pc
 
 from storage import agents, process
