@@ -28,14 +28,30 @@ from storage.process import with_root_on_path
 ARROW_ALLOCATOR_ENV = {"ARROW_DEFAULT_MEMORY_POOL": "jemalloc"} if sys.platform == "linux" else {}
 
 
+def with_defaults(env: Mapping[str, str], defaults: Mapping[str, str]) -> dict[str, str]:
+    """``env`` with ``defaults`` where it lacks them. A jemalloc option list (``*MALLOC_CONF``)
+    that both set is merged option by option, ``env``'s last, so that they win where both
+    name an option: importing polars puts its own decay options in ``_RJEM_MALLOC_CONF``,
+    and a receiver (or a test) that had imported it would otherwise hand its children
+    polars' options instead of the flusher's."""
+    merged = {**defaults, **env}
+    for name, ours in defaults.items():
+        theirs = env.get(name)
+        if theirs and theirs != ours and name.endswith("MALLOC_CONF"):
+            merged[name] = f"{ours},{theirs}"  # jemalloc reads the list in order: a later option wins
+    return merged
+
+
 class Child:
     def __init__(self, target: str, args: tuple[Any, ...], *, name: str, pass_fds: tuple[int, ...] = (),
                  env: Mapping[str, str] | None = None, defaults: Mapping[str, str] | None = None) -> None:
         """``env``: its environment (None: ours); ``defaults``: variables it gets where ``env``
-        lacks them (a role's allocator settings), over ``ARROW_ALLOCATOR_ENV``."""
+        lacks them (a role's allocator settings), over ``ARROW_ALLOCATOR_ENV`` (see
+        ``with_defaults``)."""
         self.target, self.args, self.name = target, args, name
         self.pass_fds = pass_fds
-        self.env = with_root_on_path({**ARROW_ALLOCATOR_ENV, **(defaults or {}), **(os.environ if env is None else env)})
+        self.env = with_root_on_path(with_defaults(os.environ if env is None else env,
+                                                   {**ARROW_ALLOCATOR_ENV, **(defaults or {})}))
         self._proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:

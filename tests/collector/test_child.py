@@ -43,3 +43,15 @@ def test_the_users_allocator_choice_wins(tmp_path, monkeypatch):
     monkeypatch.setenv("JE_ARROW_MALLOC_CONF", "dirty_decay_ms:5000")
     assert _run(tmp_path) == "system dirty_decay_ms:5000"
     assert _run(tmp_path, env={**os.environ, "ARROW_DEFAULT_MEMORY_POOL": "mimalloc"}).startswith("mimalloc ")
+
+
+def test_defaults_fill_in_and_a_jemalloc_option_list_is_merged_option_by_option():
+    from collector.child import with_defaults
+
+    defaults = {"MALLOC_TOP_PAD_": "64", "_RJEM_MALLOC_CONF": "narenas:1"}
+    assert with_defaults({}, defaults) == defaults
+    assert with_defaults({"MALLOC_TOP_PAD_": "4096"}, defaults)["MALLOC_TOP_PAD_"] == "4096"  # the user's
+    # what importing polars leaves in the environment: ours first, theirs after (a later option wins)
+    env = with_defaults({"_RJEM_MALLOC_CONF": "dirty_decay_ms:500,muzzy_decay_ms:1000"}, defaults)
+    assert env["_RJEM_MALLOC_CONF"] == "narenas:1,dirty_decay_ms:500,muzzy_decay_ms:1000"
+    assert with_defaults({"_RJEM_MALLOC_CONF": "narenas:1"}, defaults)["_RJEM_MALLOC_CONF"] == "narenas:1"
