@@ -11,6 +11,7 @@ merge whose outputs all exist, else rolls it back (the inputs are all still ther
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -338,8 +339,10 @@ class _Rows:
         return pc.subtract(ahead.slice(0, count), first), lo
 
 
+@functools.lru_cache(maxsize=4)
 def _positions(n: int) -> pa.Array:
-    """0, 1, …, n - 1 (a batch's row positions)."""
+    """0, 1, …, n - 1 (a batch's row positions; Arrow arrays are immutable, so one per
+    batch size serves every batch of the merge, spans' agents and dropped rows alike)."""
     return pa.array(range(n), pa.int64())
 
 
