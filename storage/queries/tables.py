@@ -9,6 +9,7 @@ never a caller's, and both quoted.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from storage import is_remote
@@ -61,12 +62,19 @@ def read_files_sql(files_param: str) -> str:
 def span_attributes_sql(alias: str = "") -> str:
     """``spans.attributes`` as sent: the keys the files store once (``attributes_moved``,
     storage.schema.MOVED_ATTRIBUTES) put back from their columns. Computed only when a
-    query reads ``attributes``; a row with nothing moved is read as stored."""
+    query reads ``attributes``; a row with nothing moved is read as stored.
+
+    The moved pairs are spliced into the stored object's text, each only where its key is
+    named: the stored keys and values stay byte for byte as written, and a key that was not
+    moved is never touched (a JSON merge patch would read an unmoved key's NULL as "delete
+    this key", and would re-print every stored number)."""
     p = f"{alias}." if alias else ""
-    pairs = ", ".join(f"{sql_string(key)}, CASE WHEN list_contains({p}attributes_moved, {sql_string(key)}) "
-                      f"THEN {p}{ident(column)} END" for key, column in MOVED_ATTRIBUTES.items())
+    pairs = ", ".join(f"CASE WHEN list_contains({p}attributes_moved, {sql_string(key)}) "
+                      f"THEN {sql_string(json.dumps(key) + ':')} || to_json({p}{ident(column)}) END"
+                      for key, column in MOVED_ATTRIBUTES.items())
+    rest = f"CASE WHEN {p}attributes IS NULL OR {p}attributes = '{{}}' THEN '}}' ELSE ',' || substr({p}attributes, 2) END"
     return (f"CASE WHEN {p}attributes_moved IS NULL THEN {p}attributes "
-            f"ELSE CAST(json_merge_patch({p}attributes, json_object({pairs})) AS VARCHAR) END")
+            f"ELSE '{{' || concat_ws(',', {pairs}) || {rest} END")
 
 
 def table_view_sql(lake_root: str | Path, table: str) -> str:
