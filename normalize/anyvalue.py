@@ -18,6 +18,8 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+import orjson
+
 _b64 = base64.b64encode
 
 
@@ -78,6 +80,15 @@ def as_str(v: Any) -> str | None:
     if type(v) in (int, float):
         return str(v)
     return None
+
+
+def as_text(v: Any) -> str | None:
+    """Any attribute as text: a string as sent ("" → None), any other value its JSON."""
+    if type(v) is str:
+        return v or None
+    if v is None:
+        return None
+    return orjson.dumps(v).decode()
 
 
 def as_int(v: Any) -> int | None:

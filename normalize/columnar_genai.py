@@ -14,6 +14,7 @@ come from the reference instead.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -22,8 +23,8 @@ import pyarrow.compute as pc
 from normalize import anyvalue, pricing
 from normalize import conventions as cv
 from normalize import messages as msgs
-from normalize.columnar_attributes import (KV, K_BOOL, K_BYTES, K_DOUBLE, K_INT, K_NONE, K_STR, K_STRINDEX, Events,
-                                        first_of_runs, index, last_of_runs)
+from normalize.columnar_attributes import (KV, K_BOOL, K_BYTES, K_COMPLEX, K_DOUBLE, K_INT, K_NONE, K_STR, K_STRINDEX,
+                                        Events, first_of_runs, index, last_of_runs)
 from normalize.columnar_messages import finish_reasons, message_columns
 from storage.schema import SPANS
 
@@ -34,9 +35,10 @@ _SLOT = {f: i for i, f in enumerate(_FIELDS)}
 # alias key → field slot * 8 + rank: ordering by it puts a field's aliases best first
 _ALIAS_CODE = {k: s * 8 + r for s, f in enumerate(_FIELDS) for r, k in enumerate(cv.ALIASES[f])}
 assert max(len(keys) for keys in cv.ALIASES.values()) <= 8
-# how a field coerces its value (conventions.COERCE): as_str, as_int, as_float or not at all
-_STR, _INT, _FLOAT, _RAW = 0, 1, 2, 3
-_CONVERTER = {_STR: anyvalue.as_str, _INT: anyvalue.as_int, _FLOAT: anyvalue.as_float}
+# how a field coerces its value (conventions.COERCE): as_str, as_int, as_float, as_text
+# or not at all
+_STR, _INT, _FLOAT, _RAW, _TEXT = 0, 1, 2, 3, 4
+_CONVERTER = {_STR: anyvalue.as_str, _INT: anyvalue.as_int, _FLOAT: anyvalue.as_float, _TEXT: anyvalue.as_text}
 _SLOT_KIND = np.array([{None: _RAW, **{f: k for k, f in _CONVERTER.items()}}[cv.COERCE[f][1]] for f in _FIELDS],
                       np.int8)
 
@@ -120,16 +122,20 @@ def _not_streamed(kv: KV) -> np.ndarray:
 
 
 def _coerce(kv: KV, rows: np.ndarray, kind: int) -> pl.Series:
-    """The values of ``rows`` coerced as ``anyvalue.as_str`` / ``as_int`` / ``as_float``
-    (``kind``) coerce them; null where those give None. The usual value type is a plain
+    """The values of ``rows`` coerced as ``anyvalue.as_str`` / ``as_int`` / ``as_float`` /
+    ``as_text`` (``kind``) coerce them; null where those give None. The usual value type is a plain
     gather; the others are patched in, vectorized, or - a double named as a string, a
     numeric string... - through the converter itself."""
     vkind = kv.kind[rows]
-    v = kv.df[{_STR: "s", _INT: "i", _FLOAT: "d"}[kind]].gather(rows)
-    if kind == _STR:
+    v = kv.df[{_STR: "s", _INT: "i", _FLOAT: "d", _TEXT: "s"}[kind]].gather(rows)
+    if kind == _TEXT:  # a string as sent; other values (rare on these keys) their JSON, in Python
+        v = v.set(v.str.len_bytes() == 0, None)
+        patches: dict[int, tuple[str, Any]] = {}
+        in_python: tuple[int, ...] = (K_BOOL, K_INT, K_DOUBLE, K_BYTES, K_STRINDEX, K_COMPLEX)
+    elif kind == _STR:
         v = v.set(v.str.len_bytes() == 0, None)
         patches = {K_INT: ("i", pl.String), K_STRINDEX: ("si", pl.String), K_BYTES: ("by", None)}
-        in_python: tuple[int, ...] = (K_DOUBLE,)
+        in_python = (K_DOUBLE,)
     elif kind == _INT:
         patches = {K_STRINDEX: ("si", pl.Int64), K_DOUBLE: ("d", pl.Int64)}
         in_python = (K_STR, K_BYTES)
@@ -178,7 +184,7 @@ def _aliases(kv: KV) -> dict[str, pl.Series]:
     conv = _SLOT_KIND[slot] if len(slot) else np.zeros(0, np.int8)
     valid = kv.kind[rows] != K_NONE  # finish_reasons takes any value but an empty one
     values: dict[int, tuple[np.ndarray, pl.Series]] = {}
-    for kind in (_STR, _INT, _FLOAT):
+    for kind in (_STR, _INT, _FLOAT, _TEXT):
         p = np.flatnonzero(conv == kind)
         values[kind] = (p, _coerce(kv, rows[p], kind))
         valid[p] = values[kind][1].is_not_null().to_numpy()
@@ -286,6 +292,7 @@ def _genai_exprs() -> list[list[pl.Expr]]:
         .when(mapped(c("traceloop_kind"), cv.TRACELOOP_OPS).is_not_null())
         .then(mapped(c("traceloop_kind"), cv.TRACELOOP_OPS))
         .when(first.is_in(list(cv.NAME_OPS))).then(first)
+        .otherwise(mapped(first, cv.OTHER_NAME_OPS))
     )
     op = c("operation")
     # cost as pricing.cost computes it, in the same order of operations

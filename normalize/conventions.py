@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from normalize import messages as msgs
-from normalize.anyvalue import as_float, as_int, as_str
+from normalize.anyvalue import as_float, as_int, as_str, as_text
 
 # canonical field → attribute keys, best first (a field takes the best-ranked alias whose
 # value coerces, see COERCE). Renames: gen_ai.system → gen_ai.provider.name (semconv
@@ -57,8 +57,14 @@ ALIASES: dict[str, tuple[str, ...]] = {
     # one invocation of an agent (pydantic-ai stamps it on every span of the run): tells
     # two runs of one agent apart when they share a trace
     "agent_call_id": ("gen_ai.agent.call.id",),
-    "tool_name": ("gen_ai.tool.name", "tool.name"),
-    "tool_call_id": ("gen_ai.tool.call.id", "tool_call.id"),
+    "tool_name": ("gen_ai.tool.name", "tool.name", "ai.toolCall.name"),
+    "tool_call_id": ("gen_ai.tool.call.id", "tool_call.id", "ai.toolCall.id"),
+    # what a tool was called with and returned: the GenAI semconv's, the Vercel AI SDK's
+    # legacy ai.toolCall spans' (JSON.stringify'd), pydantic-ai's instrumentation v1
+    # ("running tool" spans); OpenInference and OpenLLMetry keep them in documents
+    # (normalize.tool_io)
+    "tool_arguments": ("gen_ai.tool.call.arguments", "ai.toolCall.args", "tool_arguments"),
+    "tool_result": ("gen_ai.tool.call.result", "ai.toolCall.result", "tool_response"),
     "ttft_s": ("gen_ai.server.time_to_first_token", "gen_ai.response.time_to_first_chunk",
                "gen_ai.client.operation.time_to_first_chunk"),
     "error_type": ("error.type",),
@@ -72,6 +78,8 @@ COERCE: dict[str, tuple[type | None, Any]] = {
     **{f: (str, as_str) for f in FIELDS},
     **{f: (int, as_int) for f in FIELDS if f.endswith("_tokens")},
     "cost": (None, as_float), "ttft_s": (None, as_float), "finish_reasons": (None, None),
+    # any value: a string as sent, anything else as its JSON text
+    "tool_arguments": (str, as_text), "tool_result": (str, as_text),
 }
 
 # -- operation and span type ----------------------------------------------------------
@@ -93,6 +101,9 @@ SPAN_TYPE_OF_OPERATION = {
 }
 # a span name's first word that names its operation ("chat gpt-4o")
 NAME_OPS = frozenset(SPAN_TYPE_OF_OPERATION)
+# span names of other conventions that name an operation: the Vercel AI SDK's legacy
+# (ai.*) tool span
+OTHER_NAME_OPS = {"ai.toolCall": "execute_tool"}
 # span names "invoke_agent NAME" / "create_agent NAME" / "execute_tool NAME" name the agent / tool
 AGENT_NAME_OPS = ("invoke_agent", "create_agent")
 TOOL_NAME_OP = "execute_tool"
@@ -136,7 +147,7 @@ def operation(request_type: str | None, openinference_kind: str | None, traceloo
         if op is not None:
             return op
     first = name.partition(" ")[0]
-    return first if first in NAME_OPS else None
+    return first if first in NAME_OPS else OTHER_NAME_OPS.get(first)
 
 
 def span_type(op: str | None, has_model: bool) -> str:

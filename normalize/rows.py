@@ -27,7 +27,7 @@ import orjson
 from normalize import conventions as cv
 from normalize import message_sources as sources
 from normalize import messages as msgs
-from normalize import pricing
+from normalize import pricing, tool_io
 from normalize.anyvalue import as_str, attributes, hex_id, micros, value
 from storage.schema import LOGS, METRICS, MOVED_ATTRIBUTES, SPANS
 
@@ -44,7 +44,7 @@ _SPAN_COLUMNS = [
     "span_type", "operation", "provider", "agent_name", "agent_id", "agent_call_id", "request_model",
     "response_model", "input_tokens", "output_tokens", "total_tokens", "cache_read_tokens",
     "cache_write_tokens", "reasoning_tokens", "cost_usd", "cost_source", "finish_reasons",
-    "conversation_id", "tool_name", "tool_call_id", "ttft_ms", "error_type", "error_message",
+    "conversation_id", "tool_name", "tool_call_id", "tool_arguments", "tool_result", "ttft_ms", "error_type", "error_message",
     "input_messages", "output_messages",
 ]
 # Rows are built as positional tuples for speed: fail at import if the schema moved.
@@ -106,7 +106,7 @@ def genai_fields(attrs: dict[str, Any], name: str, events: list, start: int, ser
                     ranks[slot] = rank
     (op, req_type, oi_kind, tl_kind, tl_entity, provider, agent, agent_id, graph_node, req_model,
      resp_model, in_tok, out_tok, total, cache_r, cache_w, reasoning, cost, finish,
-     conversation, agent_call_id, tool, tool_call_id, ttft_s, error_type) = vals
+     conversation, agent_call_id, tool, tool_call_id, tool_args, tool_result, ttft_s, error_type) = vals
     oi = oi_kind.upper() if oi_kind is not None else None
 
     if cv.INVOCATION_PARAMETERS in attrs:
@@ -135,6 +135,12 @@ def genai_fields(attrs: dict[str, Any], name: str, events: list, start: int, ser
         tool = rest
     if tool_call_id is None and oi == cv.TOOL_KIND:
         tool_call_id = cv.langchain_tool_call_id(attrs.get("output.value"))
+    if tool_args is None or tool_result is None:
+        io = (tool_io.openinference(attrs) if oi == cv.TOOL_KIND
+              else tool_io.traceloop(attrs) if tl_kind == cv.TRACELOOP_TOOL else None)
+        if io is not None:
+            tool_args = io[0] if tool_args is None else tool_args
+            tool_result = io[1] if tool_result is None else tool_result
 
     if total is None and in_tok is not None and out_tok is not None:
         total = in_tok + out_tok
@@ -177,7 +183,7 @@ def genai_fields(attrs: dict[str, Any], name: str, events: list, start: int, ser
     return (
         span_type, op, provider, agent, agent_id, agent_call_id, req_model, resp_model,
         in_tok, out_tok, total, cache_r, cache_w, reasoning, cost, cost_source, finish,
-        conversation, tool, tool_call_id, None if ttft_s is None else ttft_s * 1000.0,
+        conversation, tool, tool_call_id, tool_args, tool_result, None if ttft_s is None else ttft_s * 1000.0,
         error_type, error_message, msgs.dump(inp), msgs.dump(out),
     )
 

@@ -15,7 +15,8 @@ the collector's flusher, and *derived* tables, written by processors as whole co
 Version history: 1 the first lake; 2 added ``spans.resolved_agent``, a *lake column*
 (filled by ``storage.lake`` itself, never by a producer); 3 added ``spans.request_agent``
 (the agent an ingest request named) and ``spans.agent_call_id`` and made ``agent_name`` the name a span itself gives
-(no service-name fallback: the views fall back).
+(no service-name fallback: the views fall back); 4 added ``spans.attributes_moved``; 5 added
+``spans.tool_arguments`` and ``spans.tool_result``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 PARTITION_COLUMN = "date"
 
@@ -95,6 +96,8 @@ _SPAN_GENAI = [
     ("conversation_id", _STR),
     ("tool_name", _STR),
     ("tool_call_id", _STR),
+    ("tool_arguments", _STR),  # what the tool was called with: JSON text (an object) as sent
+    ("tool_result", _STR),  # what it returned: a string as itself, any other value its JSON text
     ("ttft_ms", _F64),
     ("error_type", _STR),
     ("error_message", _STR),

@@ -75,6 +75,7 @@ OPERATIONS = [
     # span name
     ({}, "chat gpt-4o", "chat", "llm"),
     ({}, "execute_tool search", "execute_tool", "tool"),
+    ({"ai.operationId": "ai.toolCall"}, "ai.toolCall", "execute_tool", "tool"),  # the Vercel AI SDK's legacy span
     ({}, "invoke_agent triage", "invoke_agent", "agent"),
     ({}, "embeddings", "embeddings", "embedding"),
     ({}, "text_completion m", "text_completion", "llm"),
@@ -254,6 +255,60 @@ TOOLS = [
      ("t", None)),
     ({"openinference.span.kind": "CHAIN", "output.value": '{"type": "tool", "data": {"tool_call_id": "c1"}}'}, "t",
      (None, None)),
+    ({}, "x", (None, None)),
+]
+
+
+_KWARGS = '{"args": [], "kwargs": {"city": "Paris"}}'
+_TOOL_MESSAGE = json.dumps({"type": "tool", "data": {"content": "sunny", "type": "tool", "tool_call_id": "call_1"}})
+_TOOL_OUTPUT = json.dumps({"blocks": [{"text": "sunny"}], "tool_name": "get_weather",
+                           "raw_input": {"args": [], "kwargs": {"city": "Paris"}}, "raw_output": "sunny"})
+TOOL_IO = [
+    # (attributes, span name, (tool_arguments, tool_result))
+    # GenAI semconv (pydantic-ai, logfire): as sent; a structured value as its JSON
+    ({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.call.arguments": '{"city":"Paris"}',
+      "gen_ai.tool.call.result": "sunny, 22 °C"}, "execute_tool get_weather", ('{"city":"Paris"}', "sunny, 22 °C")),
+    ({"gen_ai.tool.call.arguments": {"city": "Paris", "days": 2}, "gen_ai.tool.call.result": ["sunny", 22]}, "x",
+     ('{"city":"Paris","days":2}', '["sunny",22]')),
+    ({"gen_ai.tool.call.result": 22, "gen_ai.tool.call.arguments": ""}, "x", (None, "22")),
+    ({"gen_ai.tool.call.result": True, "gen_ai.tool.call.arguments": 2.5}, "x", ("2.5", "true")),
+    # the GenAI key wins over the older spellings
+    ({"gen_ai.tool.call.arguments": "{}", "tool_arguments": '{"a":1}', "tool_response": "r"}, "x", ("{}", "r")),
+    # pydantic-ai's instrumentation v1 ("running tool")
+    ({"gen_ai.tool.name": "t", "tool_arguments": '{"a":1}', "tool_response": "ok"}, "running tool", ('{"a":1}', "ok")),
+    # the Vercel AI SDK's legacy ai.toolCall span: JSON.stringify'd, kept as sent
+    ({"ai.toolCall.name": "get_weather", "ai.toolCall.id": "call_1", "ai.toolCall.args": '{"city":"Paris"}',
+      "ai.toolCall.result": '"sunny"'}, "ai.toolCall", ('{"city":"Paris"}', '"sunny"')),
+    # OpenInference TOOL spans: input.value / output.value by their mime types
+    ({"openinference.span.kind": "TOOL", "input.value": '{"city": "Paris"}', "input.mime_type": "application/json",
+      "output.value": "sunny, 22 °C", "output.mime_type": "text/plain"}, "get_weather.run",
+     ('{"city": "Paris"}', "sunny, 22 °C")),
+    ({"openinference.span.kind": "TOOL", "input.value": "Paris", "output.value": _TOOL_MESSAGE,
+      "output.mime_type": "application/json"}, "get_weather", ("Paris", "sunny")),  # LangChain
+    ({"openinference.span.kind": "TOOL", "input.value": '{"kwargs": {"city": "Paris"}}',
+      "input.mime_type": "application/json", "output.value": _TOOL_OUTPUT, "output.mime_type": "application/json"},
+     "FunctionTool.acall", ('{"city":"Paris"}', "sunny")),  # LlamaIndex
+    ({"openinference.span.kind": "TOOL", "output.value": '"quoted"', "output.mime_type": "application/json"}, "t",
+     (None, "quoted")),
+    ({"openinference.span.kind": "TOOL", "output.value": '"quoted"'}, "t", (None, '"quoted"')),  # text: as sent
+    ({"openinference.span.kind": "TOOL", "input.value": "{bad", "input.mime_type": "application/json",
+      "output.value": '{"raw_output": {"t": 22}, "tool_name": "w", "raw_input": {}}',
+      "output.mime_type": "application/json"}, "t", ("{bad", '{"t":22}')),
+    ({"openinference.span.kind": "TOOL", "input.value": '{"args": [1], "kwargs": {"a": 2}}',
+      "input.mime_type": "application/json"}, "t", ('{"args": [1], "kwargs": {"a": 2}}', None)),
+    ({"openinference.span.kind": "TOOL", "input.value": '{"args": ["x"], "kwargs": {}}',
+      "input.mime_type": "application/json"}, "t", ('["x"]', None)),
+    # only a TOOL span's input and output are a tool call's
+    ({"openinference.span.kind": "CHAIN", "input.value": '{"city": "Paris"}', "output.value": "sunny"}, "t",
+     (None, None)),
+    # OpenLLMetry tool spans: traceloop.entity.input / output, always JSON
+    ({"traceloop.span.kind": "tool", "traceloop.entity.name": "get_weather", "traceloop.entity.input": _KWARGS,
+      "traceloop.entity.output": '"sunny, 22 \\u00b0C"'}, "get_weather.tool", ('{"city":"Paris"}', "sunny, 22 °C")),
+    ({"traceloop.span.kind": "tool", "traceloop.entity.input": '{"inputs": "{\'city\': \'Paris\'}", "tags": [], '
+      '"metadata": {}, "kwargs": {}}', "traceloop.entity.output": '{"outputs": {"t": 22}, "kwargs": {}}'}, "t",
+     ("{'city': 'Paris'}", '{"t":22}')),  # its LangChain callback
+    ({"traceloop.span.kind": "tool", "traceloop.entity.output": '{"t": 22}'}, "t", (None, '{"t": 22}')),
+    ({"traceloop.span.kind": "task", "traceloop.entity.input": _KWARGS}, "t", (None, None)),
     ({}, "x", (None, None)),
 ]
 
@@ -623,6 +678,7 @@ SPAN_TABLES: dict[str, tuple[tuple[str, ...], list[Any], list[str] | None]] = {
     "test_cost": (("attrs", "cost", "source"), COSTS, None),
     "test_agent": (("attrs", "name", "parent", "agent", "agent_id"), AGENTS, None),
     "test_tool": (("attrs", "name", "want"), TOOLS, None),
+    "test_tool_io": (("attrs", "name", "want"), TOOL_IO, None),
     "test_conversation_id": (("attrs", "want"), CONVERSATIONS, None),
     "test_agent_call_id": (("attrs", "want"), AGENT_CALLS, None),
     "test_ttft": (("attrs", "events", "want"), TTFTS, None),

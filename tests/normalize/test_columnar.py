@@ -402,7 +402,7 @@ def _span(rng: random.Random, trace: bytes, wild: bool) -> Span:
     name = rng.choice(["chat gpt-4o", "execute_tool search", "execute_tool", "execute_tool ", "invoke_agent helper",
                        "invoke_agent ", "invoke_agent", "create_agent ",
                        "create_agent a b", "AgentExecutor", "RunnableSequence", "", "x", "embeddings",
-                       "chatter box", "GET /", "OpenAI._prepare_chat_with_tools"])
+                       "chatter box", "GET /", "OpenAI._prepare_chat_with_tools", "ai.toolCall"])
     links = [Span.Link(trace_id=rng.choice([b"", b"\x00" * 16, rng.randbytes(16)]),
                        span_id=rng.choice([b"", b"\x00" * 8, rng.randbytes(8)]),
                        trace_state=rng.choice(["", "a=b", 'q="x"']),

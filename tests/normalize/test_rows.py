@@ -24,7 +24,8 @@ from otelbench.testing.otlp import END, PARENT, SERVICE, SPAN_ID, START, TRACE, 
 from storage.schema import LOGS, METRICS, SPANS
 from tests.normalize.cases import (AGENT_CALLS, AGENTS, CONVERSATIONS, COSTS, ERRORS, FINISH_REASONS, KINDS_AND_STATUSES,
                                    LOG_EVENT_NAMES, LOG_EVENTS, MALFORMED, MESSAGE_IDS, MESSAGE_ROWS, MODELS,
-                                   OPERATIONS, PARENT_IDS, PROVIDERS, SPAN_ARGS, SPAN_TABLES, TOOLS, TTFTS, USAGE)
+                                   OPERATIONS, PARENT_IDS, PROVIDERS, SPAN_ARGS, SPAN_TABLES, TOOL_IO, TOOLS, TTFTS,
+                                   USAGE)
 
 
 # -- helpers ---------------------------------------------------------------------------
@@ -174,6 +175,12 @@ def test_a_root_of_a_genai_trace_is_not_named_after_the_service() -> None:
 def test_tool(attrs: dict, name: str, want: tuple) -> None:
     row = one_span(attrs, name=name)
     assert (row["tool_name"], row["tool_call_id"]) == want
+
+
+@pytest.mark.parametrize(("attrs", "name", "want"), TOOL_IO)
+def test_tool_io(attrs: dict, name: str, want: tuple) -> None:
+    row = one_span(attrs, name=name)
+    assert (row["tool_arguments"], row["tool_result"]) == want
 
 
 @pytest.mark.parametrize(("attrs", "want"), CONVERSATIONS)
