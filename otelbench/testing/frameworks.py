@@ -27,10 +27,11 @@ SIGNALS = ("traces", "logs", "metrics")
 
 RUNS_SQL = """SELECT agent, root_name, status, llm_calls, tool_calls, input_tokens, output_tokens,
                      cost_usd, input, output FROM agent_runs ORDER BY start_time"""
-CALLS_SQL = """SELECT agent, operation, provider, request_model, response_model, input_tokens, output_tokens,
+CALLS_SQL = """SELECT span_id, agent, operation, provider, request_model, response_model, input_tokens, output_tokens,
                       total_tokens, cost_usd, cost_source, ttft_ms, finish_reasons, input_messages,
                       output_messages FROM llm_calls ORDER BY start_time"""
-TOOLS_SQL = "SELECT agent, tool_name, tool_call_id, status FROM tool_calls ORDER BY start_time"
+TOOLS_SQL = """SELECT agent, tool_name, tool_call_id, arguments, result, llm_span_id, status
+               FROM tool_calls ORDER BY start_time"""
 SPANS_SQL = """SELECT name, kind, span_type, operation, agent_name, resolved_agent, tool_name
                FROM spans ORDER BY start_time"""
 
@@ -184,7 +185,22 @@ def compare(expected: dict[str, Any], got: dict[str, list[dict[str, Any]]]) -> l
         add(f"tool_calls[{i}].tool_name", have.get("tool_name"), want["name"])
         add(f"tool_calls[{i}].tool_call_id", have.get("tool_call_id"), want["call_id"])
         add(f"tool_calls[{i}].agent", have.get("agent"), expected["agent_name"])
+        add(f"tool_calls[{i}].arguments", have.get("arguments"), want["arguments"],
+            _json_or_text(have.get("arguments")) == want["arguments"])
+        add(f"tool_calls[{i}].result", have.get("result"), want["result"])
+        # the call that asked: the i-th of those that stopped for a tool
+        askers = [j for j, c in enumerate(calls) if c["finish_reason"] == "tool_calls"]
+        asked_by = [j for j, c in enumerate(llm) if have.get("llm_span_id") and c.get("span_id") == have["llm_span_id"]]
+        add(f"tool_calls[{i}].llm_call", asked_by[0] if asked_by else None, askers[i] if i < len(askers) else None)
     return rows
+
+
+def _json_or_text(text: str | None) -> Any:
+    """A column holding JSON text or plain text, as a value to compare."""
+    try:
+        return None if text is None else json.loads(text)
+    except ValueError:
+        return text
 
 
 def gaps(rows: list[Row]) -> set[str]:
@@ -214,50 +230,48 @@ def child_env(endpoint: str, repo: Path) -> dict[str, str]:
 
 # -- what is known not to match, and why ---------------------------------------------
 
-_CROSS_SPAN_ID = "the tool span has no call id; it is in its sibling chat span's tool-call message (cross-span: views)"
 _NOT_SENT = "not sent by the stack"
 
 # stack → {field: why it differs}. "views": a rule across spans, for the views/lake to
 # apply; "not sent": nothing in the recording says it.
 KNOWN_GAPS: dict[str, dict[str, str]] = {
-    "crewai": {
-        "tool_calls[0].tool_call_id": _CROSS_SPAN_ID,
-    },
+    "crewai": {},
     "google-adk": {
         "agent_runs.input": "not sent: ADK captures no content by default",
         "agent_runs.output": "not sent: ADK captures no content by default",
         "llm_calls[0].response_model": _NOT_SENT,
         "llm_calls[1].response_model": _NOT_SENT,
         "llm_calls[0].finish_reasons": "ADK sends 'stop' for the tool call (its own mapping)",
+        "tool_calls[0].arguments": "not sent: ADK captures no content by default",
+        "tool_calls[0].result": "not sent: ADK captures no content by default",
     },
     "langchain": {
         "llm_calls[0].ttft_ms": "not sent: openinference-instrumentation-langchain has no first-token event",
         "llm_calls[1].ttft_ms": "not sent: openinference-instrumentation-langchain has no first-token event",
+        "tool_calls[0].arguments": "the TOOL span's input.value is the tool's input string ('Paris'); the arguments "
+                                   "object is only in the asking call's tool_call part",
     },
     "llamaindex": {
         **{field: "the name is only in Python reprs of workflow-step CHAIN spans (current_agent_name='…')"
            for field in ("agent_runs.agent", "llm_calls[0].agent", "llm_calls[1].agent", "tool_calls[0].agent")},
         "llm_calls[0].response_model": "only in a Python repr on a sibling CHAIN span (parse_agent_output's raw)",
         "llm_calls[1].response_model": "only in a Python repr on a sibling CHAIN span (parse_agent_output's raw)",
-        "tool_calls[0].tool_call_id": _CROSS_SPAN_ID,
     },
     "openai-agents": {
         "llm_calls[0].response_model": _NOT_SENT,
         "llm_calls[1].response_model": _NOT_SENT,
         "llm_calls[0].finish_reasons": _NOT_SENT,
         "llm_calls[1].finish_reasons": _NOT_SENT,
-        "tool_calls[0].tool_call_id": _CROSS_SPAN_ID,
     },
     "openlit": {
         **{field: "nothing names an agent: @openlit.trace names a function span after the function"
            for field in ("agent_runs.agent", "llm_calls[0].agent", "llm_calls[1].agent")},
         **{field: "nothing marks the @openlit.trace tool function's span as a tool"
            for field in ("agent_runs.tool_calls", "tool_calls: rows", "tool_calls[0].tool_name",
-                         "tool_calls[0].tool_call_id", "tool_calls[0].agent")},
+                         "tool_calls[0].tool_call_id", "tool_calls[0].agent", "tool_calls[0].arguments",
+                         "tool_calls[0].result", "tool_calls[0].llm_call")},
     },
-    "openllmetry": {
-        "tool_calls[0].tool_call_id": _CROSS_SPAN_ID,
-    },
+    "openllmetry": {},
     "logfire": {},
     "pydantic-ai": {},
 }

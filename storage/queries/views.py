@@ -10,7 +10,8 @@ Views (documented column by column in docs/schema.md):
 - ``span_messages``: GenAI message *events* (log rows) folded into one row per span —
   the one place that decides how log events become a call's input/output messages.
 - ``span_agents``: spans that name an agent, by key.
-- ``llm_calls``, ``tool_calls``: one row per llm / tool span, with its agent resolved.
+- ``llm_calls``, ``tool_calls``: one row per llm / tool span, with its agent resolved;
+  a tool call with the llm call that asked for it (``storage.queries.tool_links``).
 - ``agent_runs``: one row per trace that did any llm, agent or tool work.
 - ``bench_results``, ``bench_tests``: ``otelbench bench`` results (storage.queries.bench).
 - ``suite_cases``, ``suite_runs``: ``otelbench suite run`` results (storage.queries.suites).
@@ -36,6 +37,7 @@ from pathlib import Path
 from storage.queries.bench import bench_results_sql, bench_tests_sql
 from storage.queries.suites import suite_cases_sql, suite_runs_sql
 from storage.queries.tables import lake_location, parents_cte, read_table_sql, view_sql
+from storage.queries.tool_links import asked_id, tool_links_ctes
 from storage.schema import tables
 
 # The views this module defines, beside one per lake table (storage.queries.tables).
@@ -151,14 +153,18 @@ LEFT JOIN span_messages AS m ON m.trace_id = c.trace_id AND m.span_id = c.log_sp
 
 def tool_calls_sql() -> str:
     return f"""CREATE OR REPLACE VIEW tool_calls AS
-WITH {_agent_ctes('tool')}
+WITH {_agent_ctes('tool')},
+{tool_links_ctes()}
 SELECT
     c.trace_id, c.span_id,
     c.agent,
-    c.tool_name, c.tool_call_id,
+    c.tool_name, coalesce(c.tool_call_id, {asked_id('k')}) AS tool_call_id,
+    c.tool_arguments AS arguments, c.tool_result AS result, k.llm_span_id,
     CASE WHEN c.status_code = 'error' THEN 'error' ELSE 'ok' END AS status,
     c.duration_ms, c.error_message, c.start_time, c.date
-FROM calls AS c"""
+FROM calls AS c
+-- one row per tool span: DuckDB drops the join when no linked column is read
+LEFT JOIN tool_links AS k ON k.trace_id = c.trace_id AND k.span_id = c.span_id"""
 
 
 # --------------------------------------------------------------------------- runs
