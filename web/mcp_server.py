@@ -111,13 +111,15 @@ def build(site: Site, base_url: str | None = None, access: Access | None = None,
                 ctx: Context = None) -> dict[str, Any]:
         """One agent run: its status, task and answer, cost, duration, the judge's score and
         reasoning, its failure cluster, and its spans in start order (LLM calls, tool
-        calls) with their messages, texts shortened."""
+        calls) with their messages, each LLM call with the tool calls it asked for (their
+        arguments and results), texts shortened."""
         data = seen(ctx).run(trace_id)
         spans = data["spans"]
         return {"evidence": models.TELEMETRY, "run": _clip(data["run"]), "link": link(f"/runs/{trace_id}"),
                 "eval": _clip(data["eval"]) if data["eval"] else None, "cluster": data["cluster"],
                 "io_hidden": data["io_hidden"], "spans_shown": min(len(spans), MAX_SPANS), "spans": len(spans),
-                "span_list": [_clip(s) for s in spans[:MAX_SPANS]]}
+                "span_list": [{**_clip(s), "tool_calls": [_clip(t) for t in s["tool_calls"]]} for s in spans[:MAX_SPANS]],
+                "unasked_tool_calls": [_clip(t) for t in data["unasked_tool_calls"]]}
 
     @tool
     def list_benchmarks(ctx: Context = None) -> dict[str, Any]:

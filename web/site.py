@@ -360,8 +360,11 @@ class Site:
         spans = self.rows(q.RUN_SPANS, trace_id=trace_id, since=since, until=until,
                           span_files=self._day_globs("spans", since, until))
         evals = self.rows(q.RUN_EVAL, trace_id=trace_id)
+        tools = self.rows(q.RUN_TOOL_CALLS, trace_id=trace_id)
         cluster = self.run_cluster(trace_id)
         if hidden:
+            for t in tools:  # what a tool was given and gave back quotes the run as its messages do
+                t["arguments"] = t["result"] = None
             run["input"] = run["output"] = None
             if cluster:  # its description quotes the failures
                 cluster["description"] = None
@@ -373,10 +376,15 @@ class Site:
         start = min((s["start_time"] for s in spans), default=None)
         total = max((s["duration_ms"] or 0) + (s["start_time"] - start).total_seconds() * 1000
                     for s in spans) if spans else 0
+        asked: dict[str, list[dict[str, Any]]] = {}
+        llm_spans = {s["span_id"] for s in spans if s["span_type"] == "llm"}
+        for t in tools:
+            asked.setdefault(t["llm_span_id"] if t["llm_span_id"] in llm_spans else None, []).append(t)
         for s in spans:
             s["offset_ms"] = (s["start_time"] - start).total_seconds() * 1000
+            s["tool_calls"] = asked.get(s["span_id"], []) if s["span_id"] in llm_spans else []
         return {"run": run, "spans": spans, "total_ms": total or 1.0, "eval": evals[0] if evals else None,
-                "cluster": cluster, "io_hidden": hidden}
+                "cluster": cluster, "io_hidden": hidden, "unasked_tool_calls": asked.get(None, [])}
 
     def _day_globs(self, table: str, since: dt.datetime, until: dt.datetime) -> list[str]:
         """The globs of ``table``'s files of the UTC days from ``since`` to ``until``."""

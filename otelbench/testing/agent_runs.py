@@ -24,6 +24,8 @@ class Run:
     error_type: str = "RuntimeError"
     tool: str | None = None  # a tool the run called
     tool_error: str | None = None  # ... which failed with this message
+    tool_arguments: str | None = None  # ... called with these (gen_ai.tool.call.arguments; the chat asks
+    tool_result: str | None = None  # for it by id, call_1) and returning this (gen_ai.tool.call.result)
     model: str = "smollm2"  # the chat call's model (a priced one, e.g. gpt-4o, gets a computed cost)
     cost: float | None = None  # the cost the chat call reports (gen_ai.usage.cost)
     seconds: float | None = None  # how long the run took (its spans placed in the past); None: as long as sending took
@@ -67,11 +69,19 @@ def send_runs(endpoint: str, runs: Sequence[Run], *, service: str = "demo-agent"
                                      "gen_ai.usage.output_tokens": 12})
                 if run.cost is not None:
                     call.set_attribute("gen_ai.usage.cost", run.cost)
+                if run.tool and run.tool_arguments is not None:
+                    call.set_attribute("gen_ai.output.messages", json.dumps([{"role": "assistant", "parts": [
+                        {"type": "tool_call", "id": "call_1", "name": run.tool, "arguments": run.tool_arguments}]}]))
                 call.end(at(0.6))
             if run.tool:
                 with tracer.start_as_current_span(f"execute_tool {run.tool}", start_time=at(0.65), end_on_exit=False,
                                                   record_exception=False, set_status_on_exception=False) as tool:
                     tool.set_attributes({"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": run.tool})
+                    if run.tool_arguments is not None:
+                        tool.set_attributes({"gen_ai.tool.call.id": "call_1",
+                                             "gen_ai.tool.call.arguments": run.tool_arguments})
+                    if run.tool_result is not None:
+                        tool.set_attribute("gen_ai.tool.call.result", run.tool_result)
                     if run.tool_error:
                         tool.record_exception(TimeoutError(run.tool_error))
                         tool.set_status(Status(StatusCode.ERROR, run.tool_error))

@@ -77,12 +77,19 @@ FROM {read_files_sql("span_files")}
 WHERE trace_id = $trace_id AND start_time BETWEEN $since AND $until
 ORDER BY start_time, span_id"""
 
+# ... its tool calls, each with the llm call that asked for it (the tool_calls view: the
+# run's trace id reaches every scan under it) ...
+RUN_TOOL_CALLS = """SELECT span_id, llm_span_id, tool_name, tool_call_id, arguments, result, status
+FROM tool_calls
+WHERE trace_id = $trace_id
+ORDER BY start_time, span_id"""
+
 # ... and its latest judgement with the reasoning (the evals view's rule over that run's
 # rows of $evals_files: compaction sorts evals by trace id, so a few row groups are read).
 RUN_EVAL = f"""SELECT score, reasoning, judge_model, judge_version, method, error, judged_at
 FROM ({derived_select_sql(EVALS, narrowed_source_sql(EVALS, "evals_files", "trace_id", "trace_id"))})
 ORDER BY judged_at DESC, committed_at DESC, judge_model, judge_version LIMIT 1"""
-__all__ = ["LEADERBOARD", "RECENT_RUNS", "RUN", "RUN_SPANS", "RUN_EVAL", "AGENTS_SERIES",
+__all__ = ["LEADERBOARD", "RECENT_RUNS", "RUN", "RUN_SPANS", "RUN_TOOL_CALLS", "RUN_EVAL", "AGENTS_SERIES",
            "AGENTS_CLUSTERS", "AGENTS_CLUSTER_TRENDS", "AGENTS_EXAMPLE_RUNS", "CLUSTERED_RUNS", "INSTANCE", "RECENT_ACTIVITY"]
 
 

@@ -18,6 +18,8 @@ HOSTILE_NAME = "<script>alert(1)</script>"
 HOSTILE_OUTPUT = '"><img src=x onerror=alert(2)>'
 SECRET = "TOP-SECRET-PAYROLL-FIGURES"
 HIDDEN_INPUT = "the-hidden-input-text"
+HIDDEN_ARGUMENTS, HIDDEN_RESULT = '{"account": "hidden-tool-argument"}', "hidden-tool-result"
+HOSTILE_ARGUMENTS, HOSTILE_RESULT = '{"q": "<script>alert(3)</script>"}', "</pre><script>alert(4)</script>"
 
 
 @pytest.fixture(scope="module")
@@ -25,8 +27,10 @@ def lake(tmp_path_factory) -> Path:
     runs = [Run("calc", f"What is {i} + 1?", f"{i + 1}") for i in range(6)]
     runs += [Run("calc", "Divide by zero", None, error="ZeroDivisionError: division by zero")]
     runs += [Run("payroll", SECRET, SECRET)] * 3
-    runs += [Run("quiet", HIDDEN_INPUT, "a hidden answer")] * 2
-    runs += [Run(HOSTILE_NAME, "hi", HOSTILE_OUTPUT)]
+    runs += [Run("quiet", HIDDEN_INPUT, "a hidden answer", tool="lookup", tool_arguments=HIDDEN_ARGUMENTS,
+                 tool_result=HIDDEN_RESULT)] * 2
+    runs += [Run(HOSTILE_NAME, "hi", HOSTILE_OUTPUT, tool="search", tool_arguments=HOSTILE_ARGUMENTS,
+                 tool_result=HOSTILE_RESULT)]
     return lake_of_runs(tmp_path_factory.mktemp("web"), runs)
 
 
@@ -159,6 +163,31 @@ def test_private_and_hidden_runs(client: TestClient, lake: Path) -> None:
         assert body.status_code == 200 and HIDDEN_INPUT not in body.text and "a hidden answer" not in body.text
     hostile = client.get(f"/runs/{_trace_of(lake, HOSTILE_NAME)}").text
     assert "<img src=x" not in hostile and "<script>alert(1)" not in hostile
+
+
+def test_a_run_shows_each_tool_call_under_the_call_that_asked_for_it_escaped(client: TestClient, lake: Path) -> None:
+    trace = _trace_of(lake, HOSTILE_NAME)
+    data = client.get(f"/api/runs/{trace}").json()
+    (chat,) = [s for s in data["spans"] if s["span_type"] == "llm"]
+    (call,) = chat["tool_calls"]
+    assert (call["tool_name"], call["tool_call_id"], call["arguments"], call["result"], call["llm_span_id"]) == (
+        "search", "call_1", HOSTILE_ARGUMENTS, HOSTILE_RESULT, chat["span_id"])
+    assert data["unasked_tool_calls"] == [] and all(s["tool_calls"] == [] for s in data["spans"] if s is not chat)
+    page = client.get(f"/runs/{trace}").text
+    # the tool call's row follows its chat's, its texts escaped
+    assert page.index(f'data-span="{chat["span_id"]}"') < page.index(f'data-tool-call="{call["span_id"]}"')
+    assert "&lt;script&gt;alert(3)&lt;/script&gt;" in page and "&lt;/pre&gt;&lt;script&gt;alert(4)" in page
+    assert "<script>alert(3)" not in page and "<script>alert(4)" not in page
+
+
+def test_a_hide_io_runs_tool_calls_keep_no_text(client: TestClient, lake: Path) -> None:
+    trace = _trace_of(lake, "quiet")
+    data = client.get(f"/api/runs/{trace}").json()
+    (call,) = [t for s in data["spans"] for t in s["tool_calls"]]
+    assert call["tool_name"] == "lookup" and call["arguments"] is None and call["result"] is None
+    for body in (client.get(f"/runs/{trace}").text, client.get(f"/api/runs/{trace}").text):
+        assert "hidden-tool-argument" not in body and HIDDEN_RESULT not in body
+    assert "arguments and result hidden" in client.get(f"/runs/{trace}").text
 
 
 def test_the_embed_is_the_only_framable_route_and_has_sizes_and_themes(client: TestClient) -> None:

@@ -45,7 +45,8 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     quiet = planted_failures(FAMILIES[2:3], 6, seed=6)
     runs = [Run("calc", f"What is {i} + 1?", f"{i + 1}") for i in range(5)]
     runs += [Run("calc", "Divide by zero", None, error="ZeroDivisionError: division by zero")]
-    runs += [Run("calc-pro", "What is 2 + 2?", "4", cost=0.01)] * 3
+    runs += [Run("calc-pro", "What is 2 + 2?", "4", cost=0.01, tool="add", tool_arguments='{"a": 2, "b": 2}',
+                 tool_result="4")] * 3
     runs += as_agent_runs(planted_failures(FAMILIES[:2], 6, successes=2, seed=5), "support-bot")
     runs += as_agent_runs(quiet, "quiet", task=HIDDEN_INPUT)
     runs += [Run("payroll", SECRET, SECRET)] * 2
@@ -149,6 +150,12 @@ def test_answers_are_the_web_pages_numbers(server: Any, web: TestClient, lake: d
     assert run["run"]["status"] == twin["run"]["status"] == "error" and run["spans"] == len(twin["spans"])
     assert [s["name"] for s in run["span_list"]] == [s["name"] for s in twin["spans"]]
     assert run["eval"]["score"] == twin["eval"]["score"] is not None and run["eval"]["reasoning"]
+
+    trace = trace_of(lake, "calc-pro")
+    run, twin = answer(server, "get_run", {"trace_id": trace}), web.get(f"/api/runs/{trace}").json()
+    asked = [(t["tool_name"], t["arguments"], t["result"]) for s in run["span_list"] for t in s["tool_calls"]]
+    assert asked == [(t["tool_name"], t["arguments"], t["result"]) for s in twin["spans"] for t in s["tool_calls"]]
+    assert asked == [("add", '{"a": 2, "b": 2}', "4")] and run["unasked_tool_calls"] == []
 
     assert answer(server, "compare", {"a": "calc", "b": "calc-pro"})["lines"] == web.get(
         "/api/vs/calc/calc-pro").json()["lines"]
