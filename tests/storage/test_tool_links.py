@@ -145,3 +145,21 @@ def test_the_link_costs_nothing_unread_and_a_trace_filter_reaches_every_scan(lak
              if n.get("extra_info", {}).get("Function") == "READ_PARQUET"]
     assert len(scans) >= 5  # the tool spans, their parents, the llm calls, theirs, the log events
     assert all(tid(1) in json.dumps(n["extra_info"].get("Filters")) for n in scans)
+
+
+def test_files_from_before_the_tool_columns_read_them_as_null(lake: Lake) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from otelbench.testing.rows import columnar
+    from storage.schema import SPANS
+
+    old_schema = pa.schema([f for f in SPANS.schema if f.name not in ("tool_arguments", "tool_result")])
+    old = columnar("spans", [agent(1, 1), llm(1, 2, 1, output_messages=asks(("c", "w"))),
+                             tool(1, 3, 1, name="w", at=1.0, tool_call_id=None)])
+    path = lake.table_dir("spans") / "date=2025-03-14" / "part-00-0.parquet"
+    path.parent.mkdir()
+    pq.write_table(pa.Table.from_pydict({k: v for k, v in old.items() if k in old_schema.names}, schema=old_schema), path)
+    with open_lake(lake.root) as gw:
+        assert gw.query("SELECT arguments, result, tool_call_id, llm_span_id FROM tool_calls").rows == [
+            (None, None, "c", sid(2))]
