@@ -57,10 +57,6 @@ def _parsed(v: Any, json: bool) -> Any:
     return _NOTHING
 
 
-def _text(v: Any) -> str | None:
-    return v if isinstance(v, str) else as_text(v)
-
-
 def _arguments(doc: Any) -> Any:
     """The arguments inside a framework's wrapper (_NOTHING: no wrapper)."""
     if not isinstance(doc, dict) or not doc:
@@ -97,13 +93,13 @@ def _read(v: Any, json: bool, unwrap: Any) -> str | None:
         return None
     doc = _parsed(v, json)
     if doc is _NOTHING:
-        return _text(v)
+        return as_text(v)
     inner = unwrap(doc)
     if inner is not _NOTHING:
-        return _text(inner)
+        return as_text(inner)
     if isinstance(doc, str):  # a JSON string: the string itself
-        return doc or None
-    return _text(v)
+        return as_text(doc)
+    return as_text(v)
 
 
 def openinference(attrs: dict[str, Any]) -> tuple[str | None, str | None]:
