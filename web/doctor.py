@@ -56,10 +56,11 @@ def since_date(window: str, now: dt.datetime | None = None) -> dt.date:
 
 # -- reading -----------------------------------------------------------------------------
 
-def statements(lake_root: Any) -> tuple[str, dict[str, tuple[str, dict[str, Any]]]]:
+def statements(lake_root: Any, *, use_rollups: bool = True) -> tuple[str, dict[str, tuple[str, dict[str, Any]]]]:
     """(source, {name: (statement, its files)}): the rollups' when built (``rollup``),
     else the views' (``lake``: a full scan, for a lake no web server has rolled up yet)."""
-    snap, runs = rollup.current(lake_root), rollups.current(lake_root)
+    snap = rollup.current(lake_root) if use_rollups else None
+    runs = rollups.current(lake_root) if use_rollups else None
     if snap is not None:
         files = snap.params
         out = {"scopes": (sql.SCOPES_ROLLUP_READ, files), "keys": (sql.KEYS_ROLLUP_READ, files),
@@ -75,11 +76,12 @@ def statements(lake_root: Any) -> tuple[str, dict[str, tuple[str, dict[str, Any]
 
 
 def read(lake_root: Any, rows: Callable[..., list[dict[str, Any]]], window: str, *,
-         service: str | None = None, agent: str | None = None) -> dict[str, Any]:
+         service: str | None = None, agent: str | None = None, use_rollups: bool = True) -> dict[str, Any]:
     """The report of ``window``; ``rows(statement, **params)`` runs one statement (a site's
-    ``rows``, which adds the privacy rules, or ``gateway_rows``)."""
+    ``rows``, which adds the privacy rules, or ``gateway_rows``). ``use_rollups`` false:
+    the views, even where the rollups are built."""
     since = since_date(window)
-    source, plan = statements(lake_root)
+    source, plan = statements(lake_root, use_rollups=use_rollups)
     got = {name: rows(stmt, **files, since=since, service=service, agent=agent) for name, (stmt, files) in plan.items()}
     return report(got["scopes"], got["keys"], got["events"], got["runs"], since=since, window=window,
                   source=source, agent=agent)
