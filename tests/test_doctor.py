@@ -177,10 +177,19 @@ def test_the_read_keys_come_from_the_alias_table() -> None:
     assert coverage.conventions("@mastra/core", {"mastra.span.type"}) == ["mastra"]
 
 
-def test_the_sql_writes_indices_the_way_the_python_does(lakes: dict[str, Path]) -> None:
-    with open_lake(lakes["openllmetry"]) as gateway:
-        keys = [r[0] for r in gateway.query("SELECT DISTINCT key FROM conventions_keys", max_rows=None).rows]
-    assert keys and all(k == coverage.key_form(k) for k in keys)
+def test_indexed_keys_are_one_key_carried_by_its_most_carried_index() -> None:
+    import datetime as dt
+
+    group = {"service_name": "svc", "scope_name": "my.scope", "scope_version": "1"}
+    counts = {c: 0 for c in ("spans", "named_spans", "request_named_spans", "agent_spans", "llm_calls",
+                             "tool_calls", "with_tool_call_id", "tool_call_requests",
+                             *(col for _, col in doctor.CALL_FIELDS))}
+    keys = [{**group, "key": "my.items.0.name", "spans": 5}, {**group, "key": "my.items.1.name", "spans": 3},
+            {**group, "key": "my.items.2.name", "spans": 1}, {**group, "key": "gen_ai.request.model", "spans": 5}]
+    r = doctor.report([{**group, "agent": "a", **counts, "spans": 5}], keys, [], [], since=dt.date(2026, 1, 1),
+                      window="all", source="lake")
+    (sc,) = r["services"][0]["scopes"]
+    assert sc["unread"] == [{"key": "my.items.N.name", "spans": 5}] and sc["unread_keys"] == 1
 
 
 def test_the_command_reads_at_80_columns_and_as_json(lakes: dict[str, Path], capsys: pytest.CaptureFixture) -> None:

@@ -107,7 +107,8 @@ def gateway_rows(gateway: Any) -> Callable[..., list[dict[str, Any]]]:
         from storage.queries import bind
 
         params = {"private_agents": [], "private_owners": [], **params}
-        result = gateway.query(statement, bind(statement, params), max_rows=None)
+        # no time limit: a lake without the rollup is one scan of every span (docs/performance.md)
+        result = gateway.query(statement, bind(statement, params), max_rows=None, timeout_s=None)
         return [dict(zip(result.columns, r)) for r in result.rows]
     return run
 
@@ -138,9 +139,14 @@ def report(scopes: list[dict[str, Any]], keys: list[dict[str, Any]], events: lis
         s.setdefault("agents", set()).add(r["agent"])
         named[r["agent"]] |= bool(r["named_spans"] or r["request_named_spans"])
         agents_of[r["service_name"]].add(r["agent"])
-    keys_of: dict[tuple[Any, ...], list[tuple[str, int]]] = defaultdict(list)
+    # keys with their indices as N (a long conversation is one key), carried by as many
+    # spans as its most carried index: indexed messages start at 0 and have no holes
+    forms: dict[tuple[Any, ...], dict[str, int]] = defaultdict(dict)
     for r in keys:
-        keys_of[(r["service_name"], r["scope_name"], r["scope_version"])].append((r["key"], r["spans"]))
+        seen = forms[(r["service_name"], r["scope_name"], r["scope_version"])]
+        form = coverage.key_form(r["key"])
+        seen[form] = max(seen.get(form, 0), r["spans"])
+    keys_of = {k: sorted(v.items()) for k, v in forms.items()}
     events_of: dict[str, dict[str, int]] = defaultdict(lambda: {"input_spans": 0, "output_spans": 0})
     for r in events:
         for side in ("input_spans", "output_spans"):

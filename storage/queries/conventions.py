@@ -6,8 +6,7 @@ column in docs/schema.md:
 - ``conventions``: per (day, owner, agent, service, scope name, scope version), how many
   spans, llm calls, agent and tool spans, and how many of them carry each GenAI field;
 - ``conventions_keys``: per the same group and attribute key, how many spans carry the
-  key (indices written ``N``: ``llm.input_messages.N.message.content``, so a long
-  conversation is one key);
+  key (as sent; the doctor writes indices as ``N``, ``normalize.coverage.key_form``);
 - ``conventions_events``: per (day, owner, service, log scope), how many spans got GenAI
   message *log events* (the openai-v2 / util-genai way of sending content).
 
@@ -29,10 +28,9 @@ from storage.queries.tables import read_table_sql
 _GROUP = "date, owner, agent, service_name, scope_name, scope_version"
 _AGENT = "coalesce(resolved_agent, agent_name, request_agent, service_name)"
 # every key a span was sent with: the stored object's, and those stored in a column
-# (storage.schema.MOVED_ATTRIBUTES); numeric segments as N (two passes: adjacent indices)
-_INDEXED = r"regexp_replace(regexp_replace(k, '\.[0-9]+(\.|$)', '.N\1', 'g'), '\.[0-9]+(\.|$)', '.N\1', 'g')"
-_KEYS = ("list_distinct(list_transform(list_concat(coalesce(json_keys(attributes), []), "
-         f"coalesce(attributes_moved, [])), lambda k: {_INDEXED}))")
+# (storage.schema.MOVED_ATTRIBUTES). Kept as sent: the reader writes indices as N, after
+# summing (a regexp per key of every span cost more than parsing the JSON).
+_KEYS = "list_concat(coalesce(json_keys(attributes), []), coalesce(attributes_moved, []))"
 
 _LLM = "span_type = 'llm'"
 
