@@ -7,9 +7,9 @@ The lake is benchmarks/query.py's (agent traces through ``Lake.write_batch``), w
 span's attributes replaced by those of a span of the recorded stacks
 (tests/testdata/recorded: their real key sets, 5 to 60 keys a span, values cut to 40
 characters), so the key aggregate has real keys to count. Then times the report read from
-the views (a full scan: a lake without the rollup), the conventions rollup's first build,
-the report read from the rollup, and one incremental refresh after a batch of 10,000 more
-spans. Wall times (median of --repeat) and the rollup's size.
+the views (a full scan: a lake without the rollup), each of its statements, the conventions
+rollup's first build (and the runs rollup's, which the run shares read), the report read
+from the rollups, and one incremental refresh after a batch of 10,000 more spans. Wall times (median of --repeat) and the rollup's size.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import query  # noqa: E402
 
-from storage import conventions  # noqa: E402
+from storage import conventions, rollups  # noqa: E402
 from storage.duckdb import open_lake  # noqa: E402
 from storage.lake import Lake  # noqa: E402
 from web import doctor  # noqa: E402
@@ -96,18 +96,26 @@ def main(argv: list[str] | None = None) -> int:
             rows = doctor.gateway_rows(gw)
             plain, report = timed(lambda: doctor.read(root, rows, "all", use_rollups=False), args.repeat)
             print(f"report from the views (full scan):     {plain:6.2f} s")
+            every = {"since": doctor.since_date("all"), "service": None, "agent": None}
+            for name, stmt in (("conventions", doctor.sql.SCOPES_VIEW_READ), ("conventions_keys", doctor.sql.KEYS_VIEW_READ),
+                               ("agent_runs (run shares)", doctor.sql.RUNS_VIEW_READ)):
+                took, _ = timed(lambda: rows(stmt, **every), args.repeat)
+                print(f"  of which {name}: {took:6.2f} s")
             t0 = time.perf_counter()
             conventions.refresh(root)
-            print(f"rollup, first build:                   {time.perf_counter() - t0:6.2f} s")
+            print(f"conventions rollup, first build:       {time.perf_counter() - t0:6.2f} s")
+            t0 = time.perf_counter()
+            rollups.refresh(root)
+            print(f"runs rollup, first build:              {time.perf_counter() - t0:6.2f} s")
             rolled, again = timed(lambda: doctor.read(root, rows, "all"), args.repeat)
-            print(f"report from the rollup:                {rolled:6.3f} s")
+            print(f"report from the rollups:               {rolled:6.3f} s")
             assert {k: v for k, v in report.items() if k != "source"} == {k: v for k, v in again.items() if k != "source"}
         rng = np.random.default_rng(11)
         spans, logs, _ = query.make_chunk(rng, 0, 1_000, 1_000, 1, query._messages(rng, 20))
         Lake(root).write_batch(f"{10**12:024d}", {"spans": query._columns(pa.table(spans)), "logs": logs})
         t0 = time.perf_counter()
         conventions.refresh(root)
-        print(f"rollup, refresh after 10,000 spans:    {time.perf_counter() - t0:6.2f} s")
+        print(f"conventions rollup, refresh after 10,000 spans: {time.perf_counter() - t0:6.2f} s")
         folder = root.joinpath(*conventions.FOLDER)
         size = sum(p.stat().st_size for p in folder.glob("*.parquet"))
         print(f"rollup size: {size / 1e6:.2f} MB in {len(list(folder.glob('*.parquet')))} files")
