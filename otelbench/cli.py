@@ -19,6 +19,7 @@ from bench_runner.environment import set_default
 COMMANDS = (
     "otelbench.commands.serve",
     "otelbench.commands.sql",
+    "otelbench.commands.doctor",
     "otelbench.commands.process",
     "otelbench.commands.demo",
     "otelbench.commands.bench",

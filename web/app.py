@@ -29,7 +29,7 @@ from starlette.routing import Route, WebSocketRoute
 from processors.config import Privacy
 from storage.values import json_value
 from web import models
-from web import live, mcp_server
+from web import doctor, live, mcp_server
 from web.access import MAX_LINK_TTL_S, Access, Denied, key_of
 from web.badge import badge, badge_value
 from web.charts import duration
@@ -163,6 +163,9 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
     def model_data(request: Request) -> dict[str, Any]:
         return models.model(site_of(request), request.path_params["name"])
 
+    def doctor_data(request: Request) -> dict[str, Any]:
+        return doctor.for_site(site_of(request), request.query_params)
+
     def benchmarks_data(request: Request) -> dict[str, Any]:
         return models.benchmarks(site_of(request))
 
@@ -196,6 +199,9 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
 
     def model_page(request: Request) -> Response:
         return page("model.html", data=model_data(request))
+
+    def doctor_page(request: Request) -> Response:
+        return page("doctor.html", data=doctor_data(request), labels=doctor.LABELS)
 
     def benchmarks_page(request: Request) -> Response:
         return page("benchmarks.html", data=benchmarks_data(request))
@@ -274,6 +280,7 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
         get("/vs/{pair:path}", compare),  # two names, a '/' inside one written %2F (web.models.vs_names)
         get("/models/{name:path}", model_page),
         get("/benchmarks", benchmarks_page),
+        get("/doctor", doctor_page),
         get("/benchmarks/{suite:path}", benchmark_page),
         get("/api/leaderboard", api(leaderboard_data, keep=True), json=True),
         get("/api/agents/{name:path}/insights", api(insights_data), json=True),
@@ -283,6 +290,7 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
         get("/api/vs/{pair:path}", api(compare_data), json=True),
         get("/api/models/{name:path}", api(model_data), json=True),
         get("/api/benchmarks", api(benchmarks_data), json=True),
+        get("/api/doctor", api(doctor_data), json=True),
         get("/api/benchmarks/{suite:path}", api(benchmark_data), json=True),
         get("/api/links/{name:path}", api(signed_links), json=True),
         get("/badge/{name:path}.svg", badge_svg, json=True),

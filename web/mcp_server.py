@@ -18,7 +18,7 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from storage.values import json_value
-from web import models
+from web import doctor, models
 from web.access import Access, Denied
 from web.profile import profile
 from web.site import SORTS, WINDOWS, BadRequest, NotFound, Site
@@ -146,6 +146,20 @@ def build(site: Site, base_url: str | None = None, access: Access | None = None,
         """Two agents (or two models) side by side: each figure, and which one is better on
         each line where that can be said."""
         return models.versus(seen(ctx), a, b, {"kind": kind})
+
+    @tool
+    def get_instrumentation_report(
+            agent: Annotated[str, Field(description="only this agent's spans and runs (exact name); empty: "
+                                                    "every agent")] = "",
+            service: Annotated[str, Field(description="only this service (service.name); empty: all")] = "",
+            since: Annotated[str, Field(description="how far back: 24h, 7d, 2w or all (whole UTC days)")] = "7d",
+            ctx: Context = None) -> dict[str, Any]:
+        """What each service's instrumentation sends (``otelbench doctor``): per
+        instrumentation scope, the conventions its spans speak and the semconv version, the
+        share of runs and llm calls with an agent name, input, output, models, tokens, cost
+        and messages, deprecated attributes and attribute keys nothing reads (keys and
+        counts, never values); each gap with the setting that closes it."""
+        return doctor.for_site(seen(ctx), {"agent": agent, "service": service, "since": since})
 
     return server
 

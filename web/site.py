@@ -18,6 +18,8 @@ from storage.queries import bind
 from web import every_agent
 
 _ROOT = str(Path(__file__).resolve().parent.parent)  # where ``python -m storage.rollups`` imports from
+# what ``refresh`` runs, each in a process of its own: the runs rollup, the conventions rollup
+ROLLUP_MODULES = ("storage.rollups", "storage.conventions")
 BADGE_METRICS = ("success", "runs", "score", "cost", "latency")
 WINDOWS = {"24h": 24, "7d": 24 * 7, "30d": 24 * 30, "all": None}
 SORTS = {"runs": "runs", "success": "success_rate", "score": "score", "cost": "cost_per_run", "latency": "p50_ms"}
@@ -119,19 +121,20 @@ class Site:
         import subprocess
         import sys
 
-        done = subprocess.run([sys.executable, "-m", "storage.rollups", str(self.lake_root)],
-                              capture_output=True, text=True, cwd=_ROOT, timeout=3600)
-        if done.returncode != 0:
-            self.refresh_errors += 1
-            raise RuntimeError(f"refreshing the rollups failed: {done.stderr.strip()[-2000:]}")
+        for module in ROLLUP_MODULES:
+            done = subprocess.run([sys.executable, "-m", module, str(self.lake_root)],
+                                  capture_output=True, text=True, cwd=_ROOT, timeout=3600)
+            if done.returncode != 0:
+                self.refresh_errors += 1
+                raise RuntimeError(f"refreshing the rollups failed: {done.stderr.strip()[-2000:]}")
 
     def _refresh_loop(self) -> None:
-        from storage import rollups
+        from storage import conventions, rollups
 
         while not self._stopping.is_set():
             try:
                 with self._refreshing:
-                    if rollups.pending(self.lake_root):
+                    if rollups.pending(self.lake_root) or conventions.pending(self.lake_root):
                         self.refresh()
                 self.warm()  # the new version's figures, before a request asks for them
             except Exception:  # counted; the pages keep the last good rollup

@@ -15,6 +15,8 @@ Views (documented column by column in docs/schema.md):
 - ``agent_runs``: one row per trace that did any llm, agent or tool work.
 - ``bench_results``, ``bench_tests``: ``otelbench bench`` results (storage.queries.bench).
 - ``suite_cases``, ``suite_runs``: ``otelbench suite run`` results (storage.queries.suites).
+- ``conventions``, ``conventions_keys``, ``conventions_events``: what each instrumentation
+  scope sends, for ``otelbench doctor`` (storage.queries.conventions).
 
 Cost notes (measured with benchmarks/query.py; duckdb 2.0.1). A call's agent is
 ``spans.resolved_agent``, which the lake fills when it writes and compacts; only rows it
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from storage.queries import conventions
 from storage.queries.bench import bench_results_sql, bench_tests_sql
 from storage.queries.suites import suite_cases_sql, suite_runs_sql
 from storage.queries.tables import lake_location, parents_cte, read_table_sql, view_sql
@@ -42,7 +45,7 @@ from storage.schema import tables
 
 # The views this module defines, beside one per lake table (storage.queries.tables).
 COMPUTED_VIEWS = ("span_messages", "span_agents", "llm_calls", "tool_calls", "agent_runs", "bench_results",
-                  "bench_tests", "suite_cases", "suite_runs", "key_usage")
+                  "bench_tests", "suite_cases", "suite_runs", "key_usage", *conventions.VIEWS)
 
 
 # --------------------------------------------------------------------------- messages
@@ -319,6 +322,7 @@ def view_ddl(lake_root: str | Path) -> list[str]:
         suite_cases_sql(),
         suite_runs_sql(),
         KEY_USAGE_SQL,
+        *conventions.views_sql(lake_root),
     ]
 
 
