@@ -208,15 +208,47 @@ def _cluster(lake: Any, processors: Processors, privacy: Privacy, llm: Llm | Non
     describe = clustering.llm_describer(llm.client, llm.model) if (cfg.describe and llm is not None) else None
     report.failures = failures.height
     for i, name in enumerate(agents):
-        mine = failures.filter(pl.col("agent") == name)
-        # the descriptions quote failures: a restricted run's text goes only to a local endpoint
-        private = not (llm and llm.local) and any(privacy.restricted(a, o) for a, o in zip(mine["agent"], mine["owner"]))
-        result = clustering.cluster_failures(mine, embedder=embedder, describe=None if private else describe,
-                                             previous=previous[name], now=now(), min_cluster_size=cfg.min_cluster_size,
-                                             score_below=cfg.score_below)
+        def cluster(mine: pl.DataFrame, before: clustering.ClusterResult) -> clustering.ClusterResult:
+            # the descriptions quote failures: a restricted run's text goes only to a local endpoint
+            private = not (llm and llm.local) and any(privacy.restricted(a, o)
+                                                      for a, o in zip(mine["agent"], mine["owner"]))
+            return clustering.cluster_failures(mine, embedder=embedder, describe=None if private else describe,
+                                               previous=before, now=now(), min_cluster_size=cfg.min_cluster_size,
+                                               score_below=cfg.score_below)
+
+        result = cluster_apart(failures.filter(pl.col("agent") == name), name, privacy, previous[name], cluster)
         # members first: a reader between the two commits sees the new members with the old
         # clusters' ids for a moment, never clusters without members
         lake.replace("cluster_members", result.members, {"agent": name})
         lake.replace("failure_clusters", result.clusters, {"agent": name})
         report.clusters[name] = result.clusters.height
         progress("clusters", i + 1, len(agents))
+
+
+def cluster_apart(mine: pl.DataFrame, agent: str, privacy: Privacy, previous: Any,
+                  cluster: Callable[[pl.DataFrame, Any], Any]) -> Any:
+    """One agent's clusters: its runs that everyone may see, and each private owner's runs
+    (``privacy.private_owners``) apart, each group by ``cluster(failures, previous)``, in
+    one result with ids that never collide. A reader not granted an owner then sees the
+    agent's clusters, terms and descriptions made without that owner's runs (the web shows
+    a cluster only over the runs its reader may see: storage/queries/web.py)."""
+    import polars as pl
+
+    from processors.clustering import ClusterResult
+
+    hidden = pl.col("owner").is_in(list(privacy.private_owners)).fill_null(False)
+    owners = sorted({o for o in mine.filter(hidden)["owner"]})
+    parts = [mine.filter(~hidden), *(mine.filter(pl.col("owner") == o) for o in owners)]
+    results: list[Any] = []
+    params = dict(previous.params.get(agent, {}))
+    for part in parts:
+        used = [c for r in results for c in r.clusters["cluster_id"]]  # an id taken by a group before
+        before = ClusterResult(previous.clusters.filter(~pl.col("cluster_id").is_in(used)),
+                               previous.members.filter(~pl.col("cluster_id").is_in(used)), {agent: params})
+        found = cluster(part, before)
+        params = found.params.get(agent, params)
+        results.append(found)
+    if len(results) == 1:
+        return results[0]
+    return ClusterResult(pl.concat([r.clusters for r in results]).sort("cluster_id"),
+                         pl.concat([r.members for r in results]).sort(["cluster_id", "trace_id"]), {agent: params})

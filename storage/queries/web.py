@@ -98,7 +98,7 @@ ORDER BY start_time, span_id"""
 RUN_EVAL = f"""SELECT score, reasoning, judge_model, judge_version, method, error, judged_at
 FROM ({derived_select_sql(EVALS, narrowed_source_sql(EVALS, "evals_files", "trace_id", "trace_id"))})
 ORDER BY judged_at DESC, committed_at DESC, judge_model, judge_version LIMIT 1"""
-__all__ = ["LEADERBOARD", "RECENT_RUNS", "RUN", "RUN_SPANS", "PRIVATE_AGENT", "RUN_EVAL", "AGENTS_SERIES",
+__all__ = ["LEADERBOARD", "RECENT_RUNS", "RUN", "RUN_SPANS", "RUN_EVAL", "AGENTS_SERIES",
            "AGENTS_CLUSTERS", "AGENTS_CLUSTER_TRENDS", "AGENTS_EXAMPLE_RUNS", "CLUSTERED_RUNS", "INSTANCE", "RECENT_ACTIVITY"]
 
 

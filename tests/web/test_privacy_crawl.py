@@ -270,11 +270,17 @@ def test_counts_count_only_what_the_reader_sees(client: TestClient, lake: dict[s
     public = client.get("/api/home").json()["instance"]
     assert public["models_benchmarked"] == 1 and public["agents"] == 2 and public["runs"] == 9
     assert client.get("/api/home", headers={"X-Bench-Key": OWNER_KEY}).json()["instance"]["models_benchmarked"] == 2
-    # calc's clusters: the private owner's six failures are in them, but counted only for its key
-    sizes = {key: sum(c["size"] for c in client.get("/api/agents/calc/insights", headers=h).json()["clusters"])
-             for key, h in ((None, {}), (OWNER_KEY, {"X-Bench-Key": OWNER_KEY}))}
-    clustered = rows(lake["root"], "SELECT count(*) FROM cluster_members WHERE agent = 'calc' AND cluster_id >= 0")[0][0]
-    assert sizes[OWNER_KEY] == clustered and 0 < sizes[None] <= 6 < clustered, sizes
+    # calc's failures: the private owner's six are clustered apart from the team's six, and
+    # shown (counted, named in terms) only to its key
+    seen = {key: client.get("/api/agents/calc/insights", headers=h).json()["clusters"]
+            for key, h in ((None, {}), (OWNER_KEY, {"X-Bench-Key": OWNER_KEY}))}
+    clustered = rows(lake["root"], "SELECT count(*) FROM cluster_members "
+                                   "WHERE agent = 'calc' AND cluster_id >= 0")[0][0]
+    members = dict(rows(lake["root"], "SELECT r.owner, count(*) FROM cluster_members AS m JOIN agent_runs AS r "
+                                      "USING (trace_id) WHERE m.agent = 'calc' GROUP BY ALL"))
+    assert clustered == 12 and [c["size"] for c in seen[None]] == [6] and len(seen[OWNER_KEY]) == 2
+    assert seen[None][0]["top_terms"] and seen[None][0]["share"] == 6 / members["team"]  # the team's runs alone
+    assert any(canary("c", "tool") in c["top_terms"] for c in seen[OWNER_KEY])
 
 
 def test_mcp_tools_show_a_reader_exactly_what_it_may_see(client: TestClient, lake: dict[str, Any]) -> None:
