@@ -126,6 +126,18 @@ def in_shard(runs: pl.DataFrame, shard: tuple[int, int] | None) -> pl.DataFrame:
     return runs.filter([zlib.crc32(t.encode()) % n == i - 1 for t in runs["trace_id"]])
 
 
+def hidden_by(privacy: Privacy) -> dict[str, list[str]]:
+    """The parameters by which the processors' statements leave a private sub-agent's or
+    owner's spans out of another run's texts (storage/queries/processors.py)."""
+    return {"private_agents": list(privacy.private_agents), "private_owners": list(privacy.private_owners)}
+
+
+def of_runs(runs: pl.DataFrame) -> dict[str, list[Any]]:
+    """``runs``' trace ids, agents and owners, for TOOL_CALLS_OF_RUNS and ERRORS_OF_RUNS."""
+    return {"trace_ids": runs["trace_id"].to_list(), "agents": runs["agent"].to_list(),
+            "owners": runs["owner"].to_list()}
+
+
 def withhold_private(runs: pl.DataFrame, privacy: Privacy, local: bool) -> tuple[pl.DataFrame, int]:
     """Runs whose inputs and outputs may go to this endpoint, and how many may not."""
     if local:
@@ -156,7 +168,7 @@ def _judge(lake: Any, processors: Processors, privacy: Privacy, llm: Llm | None,
         runs, report.skipped_private = withhold_private(in_shard(sample(runs, cfg.sample), shard), privacy, llm.local)
         if runs.height == 0:
             return
-        ids = {"trace_ids": runs["trace_id"].to_list()}
+        ids = {**of_runs(runs), **hidden_by(privacy)}
         runs = judge_pkg.with_summaries(runs, gateway.polars(q.TOOL_CALLS_OF_RUNS, ids, max_rows=None, timeout_s=None),
                                         gateway.polars(q.ERRORS_OF_RUNS, ids, max_rows=None, timeout_s=None))
     try:
@@ -195,8 +207,8 @@ def _cluster(lake: Any, processors: Processors, privacy: Privacy, llm: Llm | Non
 
     cfg = processors.clusters
     with open_lake(lake.location) as gateway:
-        failures = gateway.polars(q.FAILURES, {"since": since, "agent": agent, "score_below": cfg.score_below},
-                                  max_rows=None, timeout_s=None)
+        failures = gateway.polars(q.FAILURES, {"since": since, "agent": agent, "score_below": cfg.score_below,
+                                               **hidden_by(privacy)}, max_rows=None, timeout_s=None)
         known = [r[0] for r in gateway.query(q.CLUSTERED_AGENTS, max_rows=None).rows]
         agents = sorted(set(failures["agent"].to_list()) | {a for a in known if agent in (None, a)})
         previous = {a: clustering.ClusterResult.from_tables(
