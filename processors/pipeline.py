@@ -126,6 +126,18 @@ def in_shard(runs: pl.DataFrame, shard: tuple[int, int] | None) -> pl.DataFrame:
     return runs.filter([zlib.crc32(t.encode()) % n == i - 1 for t in runs["trace_id"]])
 
 
+def hidden_by(privacy: Privacy) -> dict[str, list[str]]:
+    """The parameters by which the processors' statements leave a private sub-agent's or
+    owner's spans out of another run's texts (storage/queries/processors.py)."""
+    return {"private_agents": list(privacy.private_agents), "private_owners": list(privacy.private_owners)}
+
+
+def of_runs(runs: pl.DataFrame) -> dict[str, list[Any]]:
+    """``runs``' trace ids, agents and owners, for TOOL_CALLS_OF_RUNS and ERRORS_OF_RUNS."""
+    return {"trace_ids": runs["trace_id"].to_list(), "agents": runs["agent"].to_list(),
+            "owners": runs["owner"].to_list()}
+
+
 def withhold_private(runs: pl.DataFrame, privacy: Privacy, local: bool) -> tuple[pl.DataFrame, int]:
     """Runs whose inputs and outputs may go to this endpoint, and how many may not."""
     if local:
@@ -156,7 +168,7 @@ def _judge(lake: Any, processors: Processors, privacy: Privacy, llm: Llm | None,
         runs, report.skipped_private = withhold_private(in_shard(sample(runs, cfg.sample), shard), privacy, llm.local)
         if runs.height == 0:
             return
-        ids = {"trace_ids": runs["trace_id"].to_list()}
+        ids = {**of_runs(runs), **hidden_by(privacy)}
         runs = judge_pkg.with_summaries(runs, gateway.polars(q.TOOL_CALLS_OF_RUNS, ids, max_rows=None, timeout_s=None),
                                         gateway.polars(q.ERRORS_OF_RUNS, ids, max_rows=None, timeout_s=None))
     try:
@@ -195,8 +207,8 @@ def _cluster(lake: Any, processors: Processors, privacy: Privacy, llm: Llm | Non
 
     cfg = processors.clusters
     with open_lake(lake.location) as gateway:
-        failures = gateway.polars(q.FAILURES, {"since": since, "agent": agent, "score_below": cfg.score_below},
-                                  max_rows=None, timeout_s=None)
+        failures = gateway.polars(q.FAILURES, {"since": since, "agent": agent, "score_below": cfg.score_below,
+                                               **hidden_by(privacy)}, max_rows=None, timeout_s=None)
         known = [r[0] for r in gateway.query(q.CLUSTERED_AGENTS, max_rows=None).rows]
         agents = sorted(set(failures["agent"].to_list()) | {a for a in known if agent in (None, a)})
         previous = {a: clustering.ClusterResult.from_tables(
@@ -208,15 +220,47 @@ def _cluster(lake: Any, processors: Processors, privacy: Privacy, llm: Llm | Non
     describe = clustering.llm_describer(llm.client, llm.model) if (cfg.describe and llm is not None) else None
     report.failures = failures.height
     for i, name in enumerate(agents):
-        mine = failures.filter(pl.col("agent") == name)
-        # the descriptions quote failures: a restricted run's text goes only to a local endpoint
-        private = not (llm and llm.local) and any(privacy.restricted(a, o) for a, o in zip(mine["agent"], mine["owner"]))
-        result = clustering.cluster_failures(mine, embedder=embedder, describe=None if private else describe,
-                                             previous=previous[name], now=now(), min_cluster_size=cfg.min_cluster_size,
-                                             score_below=cfg.score_below)
+        def cluster(mine: pl.DataFrame, before: clustering.ClusterResult) -> clustering.ClusterResult:
+            # the descriptions quote failures: a restricted run's text goes only to a local endpoint
+            private = not (llm and llm.local) and any(privacy.restricted(a, o)
+                                                      for a, o in zip(mine["agent"], mine["owner"]))
+            return clustering.cluster_failures(mine, embedder=embedder, describe=None if private else describe,
+                                               previous=before, now=now(), min_cluster_size=cfg.min_cluster_size,
+                                               score_below=cfg.score_below)
+
+        result = cluster_apart(failures.filter(pl.col("agent") == name), name, privacy, previous[name], cluster)
         # members first: a reader between the two commits sees the new members with the old
         # clusters' ids for a moment, never clusters without members
         lake.replace("cluster_members", result.members, {"agent": name})
         lake.replace("failure_clusters", result.clusters, {"agent": name})
         report.clusters[name] = result.clusters.height
         progress("clusters", i + 1, len(agents))
+
+
+def cluster_apart(mine: pl.DataFrame, agent: str, privacy: Privacy, previous: Any,
+                  cluster: Callable[[pl.DataFrame, Any], Any]) -> Any:
+    """One agent's clusters: its runs that everyone may see, and each private owner's runs
+    (``privacy.private_owners``) apart, each group by ``cluster(failures, previous)``, in
+    one result with ids that never collide. A reader not granted an owner then sees the
+    agent's clusters, terms and descriptions made without that owner's runs (the web shows
+    a cluster only over the runs its reader may see: storage/queries/web.py)."""
+    import polars as pl
+
+    from processors.clustering import ClusterResult
+
+    hidden = pl.col("owner").is_in(list(privacy.private_owners)).fill_null(False)
+    owners = sorted({o for o in mine.filter(hidden)["owner"]})
+    parts = [mine.filter(~hidden), *(mine.filter(pl.col("owner") == o) for o in owners)]
+    results: list[Any] = []
+    params = dict(previous.params.get(agent, {}))
+    for part in parts:
+        used = [c for r in results for c in r.clusters["cluster_id"]]  # an id taken by a group before
+        before = ClusterResult(previous.clusters.filter(~pl.col("cluster_id").is_in(used)),
+                               previous.members.filter(~pl.col("cluster_id").is_in(used)), {agent: params})
+        found = cluster(part, before)
+        params = found.params.get(agent, params)
+        results.append(found)
+    if len(results) == 1:
+        return results[0]
+    return ClusterResult(pl.concat([r.clusters for r in results]).sort("cluster_id"),
+                         pl.concat([r.members for r in results]).sort(["cluster_id", "trace_id"]), {agent: params})

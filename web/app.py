@@ -298,8 +298,8 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
         Route("/healthz", healthz, methods=["GET", "HEAD"]),
         Route("/metrics", metrics_text, methods=["GET", "HEAD"]),
         Route("/static/live.js", live_script, methods=["GET", "HEAD"]),
-        WebSocketRoute("/live/leaderboard", live.leaderboard_endpoint(hub)),
-        WebSocketRoute("/live/agents/{name:path}", live.agent_endpoint(hub, site)),
+        WebSocketRoute("/live/leaderboard", live.leaderboard_endpoint(hub, access)),
+        WebSocketRoute("/live/agents/{name:path}", live.agent_endpoint(hub, site, access)),
     ]
 
     assistants = mcp_server.build(site, access=access)

@@ -7,8 +7,12 @@ pump that reads the sources while anyone watches (docs/web.md "Live dashboard").
   (``storage.tail``), and the lake's new judge scores — turns rows into messages
   (``web.feed``) and publishes them. An idle source costs one cheap check per interval,
   whatever the number of viewers; a viewer has no timer or poll of its own.
-- **One feed per topic** (``leaderboard``; ``agent:<name>``): a message is encoded once
-  and the same text queued for every viewer of its topic.
+- **One feed per topic and reader** (``leaderboard``; ``agent:<name>``): a viewer reads
+  as its request's headers say (``web.access``: public, or a read key's grants), and the
+  pump runs one ``web.feed.Feed`` per distinct reading among the viewers, so a granted
+  private agent reaches that key's viewers alone, by the very rules the pages apply. A
+  message is encoded once and the same text queued for every viewer of its topic and
+  reading.
 - **Every queue bounded**: a viewer's queue holds ``QUEUE_SIZE`` messages; a viewer that
   falls that far behind is dropped — unsubscribed, its queue emptied — and closed with
   ``SLOW_CLOSE`` (1013, try again later) as soon as its connection takes the frame. At
@@ -32,6 +36,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse
 from starlette.websockets import WebSocket
 
+from processors.config import Privacy
+from web.access import Access, Denied
 from web.feed import LAKE_SPAN_COLUMNS, LEADERBOARD, SCORE_COLUMNS, Feed, Out, agent_topic
 from web.site import NotFound, Site
 
@@ -58,10 +64,13 @@ class Source(Protocol):
 
 
 class Viewer:
-    __slots__ = ("topic", "queue")
+    """One WebSocket's queue, its topic, and its reading (``privacy``; None: the base one,
+    what a visitor without a key sees)."""
 
-    def __init__(self, topic: str, size: int) -> None:
-        self.topic = topic
+    __slots__ = ("topic", "privacy", "queue")
+
+    def __init__(self, topic: str, size: int, privacy: Privacy | None = None) -> None:
+        self.topic, self.privacy = topic, privacy
         self.queue: asyncio.Queue[str | None] = asyncio.Queue(size + 1)  # size messages, then the close mark
 
 
@@ -71,7 +80,7 @@ class Hub:
         self._pump_factory = pump  # hub → coroutine that runs until cancelled
         self._pump: asyncio.Task[None] | None = None
         self.queue_size, self.max_viewers = queue_size, max_viewers
-        self.topics: dict[str, set[Viewer]] = {}
+        self.topics: dict[tuple[Privacy | None, str], set[Viewer]] = {}  # (reading, topic) → viewers
         self.viewers = 0
         self._lock = threading.Lock()  # topics change on the loop; /metrics reads them from a thread
         self.ready = False  # the pump's sources noted where they start: from now on is news
@@ -79,16 +88,17 @@ class Hub:
         self.feed_counts: Counter[str] = Counter()  # the pump's web.feed counters, copied each round
 
     # -- viewers ---------------------------------------------------------------------------
-    def subscribe(self, topic: str) -> Viewer | None:
-        """A new viewer of ``topic`` (None: at ``max_viewers``); starts the pump if it is the first."""
+    def subscribe(self, topic: str, privacy: Privacy | None = None) -> Viewer | None:
+        """A new viewer of ``topic`` reading under ``privacy`` (None: the base reading; None
+        back: at ``max_viewers``); starts the pump if it is the first."""
         if self.viewers >= self.max_viewers:
             self.counts["refused_full"] += 1
             return None
-        viewer = Viewer(topic, self.queue_size)
+        viewer = Viewer(topic, self.queue_size, privacy)
         with self._lock:
-            if topic not in self.topics:
+            if (privacy, topic) not in self.topics:
                 self.counts["feeds_started"] += 1
-            self.topics.setdefault(topic, set()).add(viewer)
+            self.topics.setdefault((privacy, topic), set()).add(viewer)
             self.viewers += 1
         self.counts["viewers"] += 1
         if self._pump is None and self._pump_factory is not None:
@@ -107,13 +117,13 @@ class Hub:
 
     def unsubscribe(self, viewer: Viewer) -> None:
         with self._lock:
-            viewers = self.topics.get(viewer.topic)
+            viewers = self.topics.get((viewer.privacy, viewer.topic))
             if viewers is None or viewer not in viewers:
                 return  # dropped already
             viewers.discard(viewer)
             self.viewers -= 1
             if not viewers:
-                del self.topics[viewer.topic]
+                del self.topics[(viewer.privacy, viewer.topic)]
         if not self.topics and self._pump is not None:
             self._pump.cancel()
             self._pump, self.ready = None, False
@@ -128,9 +138,15 @@ class Hub:
         self.counts["dropped"] += 1
 
     # -- messages --------------------------------------------------------------------------
-    def publish(self, messages: Iterable[Out]) -> None:
+    def readings(self) -> set[Privacy]:
+        """The readings other than the base one that viewers watch under now."""
+        with self._lock:
+            return {p for p, _ in self.topics if p is not None}
+
+    def publish(self, messages: Iterable[Out], privacy: Privacy | None = None) -> None:
+        """``messages`` (as the feed of reading ``privacy`` made them) to that reading's viewers."""
         for topic, message in messages:
-            viewers = self.topics.get(topic)
+            viewers = self.topics.get((privacy, topic))
             if not viewers:
                 continue
             text = orjson.dumps(message).decode()  # once per topic, whatever the viewers
@@ -142,12 +158,12 @@ class Hub:
                     viewer.queue.put_nowait(text)
                     self.counts["queued"] += 1
 
-    async def deliver(self, messages: list[Out]) -> None:
+    async def deliver(self, messages: list[Out], privacy: Privacy | None = None) -> None:
         """``publish`` a round's messages ``STEP`` at a time, letting the viewers' senders run
         in between: a burst larger than a queue (a poll can read thousands of spans) then
         drops only the viewers that cannot take it, not every viewer."""
         for i in range(0, len(messages), STEP):
-            self.publish(messages[i:i + STEP])
+            self.publish(messages[i:i + STEP], privacy)
             await asyncio.sleep(0)
 
     async def close(self) -> None:
@@ -186,12 +202,19 @@ class Hub:
         return "\n".join(lines) + "\n"
 
 
+PrivateTraces = Callable[[list[str], Privacy], frozenset[str]]
+
+
 class Pump:
-    """Sources → ``web.feed`` → the hub, while the hub has viewers (``Hub(pump=Pump(...))``)."""
+    """Sources → ``web.feed`` → the hub, while the hub has viewers (``Hub(pump=Pump(...))``):
+    ``feed`` for the base reading, and one more ``Feed`` per reading a read key's viewers
+    watch under (``Hub.readings``), made when the first such viewer is there, each fed every
+    row from then on."""
 
     def __init__(self, feed: Feed, spans: Source | None, scores: Source | None,
-                 private_traces: Callable[[list[str]], frozenset[str]] | None = None) -> None:
+                 private_traces: PrivateTraces | None = None) -> None:
         self.feed, self.spans, self.scores = feed, spans, scores
+        self.granted: dict[Privacy, Feed] = {}
         self.private_traces = private_traces  # runs of a private owner, asked of the lake
         self._sources = [s for s in (spans, scores) if s is not None]
         self._lock = threading.Lock()  # a cancelled pump's poll may still be running in its thread
@@ -203,6 +226,7 @@ class Pump:
     async def __call__(self, hub: Hub) -> None:
         counts, self.feed = self.feed.counts, Feed(self.feed.privacy)  # news from now: nothing held over
         self.feed.counts = counts  # counters only grow
+        self.granted = {}
         for source in self._sources:
             await asyncio.to_thread(self._call, source.start)
         hub.ready = True
@@ -217,50 +241,80 @@ class Pump:
                     continue
                 due[i] = now + source.interval_s
                 try:
-                    messages = await self._round(source)
-                    busy = busy or bool(messages)
-                    await hub.deliver(messages)
+                    for privacy, messages in await self._round(source, hub):
+                        busy = busy or bool(messages)
+                        await hub.deliver(messages, privacy)
                 except Exception:  # a bug or a failing disk: counted, logged once, polled again
                     if not hub.counts["errors"]:
                         log.exception("the live feed's poll failed (counted in /metrics from now on)")
                     hub.counts["errors"] += 1
-            await hub.deliver(self.feed.expire(time.monotonic()))
+            for privacy, feed in self._feeds(hub):
+                await hub.deliver(feed.expire(time.monotonic()), privacy)
             hub.feed_counts = self.feed.counts.copy()
             # quiet: look less often, up to IDLE_TICK_S; busy or holding spans: every interval
-            tick = fastest if busy or self.feed.n_held else min(tick * 2, max(fastest, IDLE_TICK_S))
+            held = any(f.n_held for f in (self.feed, *self.granted.values()))
+            tick = fastest if busy or held else min(tick * 2, max(fastest, IDLE_TICK_S))
             await asyncio.sleep(tick)
 
-    async def _round(self, source: Source) -> list[Out]:
+    def _feeds(self, hub: Hub) -> list[tuple[Privacy | None, Feed]]:
+        """The base feed (reading None) and one per reading viewers watch under now; a
+        reading no viewer uses any more loses its feed."""
+        readings = hub.readings()
+        self.granted = {p: self.granted.get(p) or Feed(p) for p in readings}
+        return [(None, self.feed), *self.granted.items()]
+
+    async def _round(self, source: Source, hub: Hub) -> list[tuple[Privacy | None, list[Out]]]:
         rows = await asyncio.to_thread(self._call, source.poll)
         if not rows:
             return []
+        feeds = self._feeds(hub)
         if source is self.spans:
-            return self.feed.spans(rows, time.monotonic())
-        private: frozenset[str] = frozenset()
-        if self.private_traces is not None:
-            private = await asyncio.to_thread(self.private_traces, [r["trace_id"] for r in rows])
-        return self.feed.scores(rows, private)
+            now = time.monotonic()
+            return [(privacy, feed.spans(rows, now)) for privacy, feed in feeds]
+        out = []
+        for privacy, feed in feeds:
+            private: frozenset[str] = frozenset()
+            if self.private_traces is not None and feed.privacy.private_owners:
+                private = await asyncio.to_thread(self.private_traces, [r["trace_id"] for r in rows], feed.privacy)
+            out.append((privacy, feed.scores(rows, private)))
+        return out
 
 
 def hub(site: Site, lake_root: str | Path, spans: Source | None = None) -> Hub:
     """The web's live feed: spans from ``spans`` (else the lake's new span files), scores
-    from the lake's new ``evals`` commits, privacy as the site applies it."""
+    from the lake's new ``evals`` commits, privacy as the site applies it to each reader."""
     from storage.queries import live as q
     from storage.tail import NewRows
 
-    def private_traces(trace_ids: list[str]) -> frozenset[str]:
-        return frozenset(r["trace_id"] for r in site.rows(q.PRIVATE_OWNER_TRACES, trace_ids=trace_ids))
+    def private_traces(trace_ids: list[str], privacy: Privacy) -> frozenset[str]:
+        return frozenset(r["trace_id"] for r in site.viewing(privacy).rows(q.PRIVATE_OWNER_TRACES, trace_ids=trace_ids))
 
     return Hub(Pump(Feed(site.privacy), spans or NewRows(lake_root, "spans", LAKE_SPAN_COLUMNS),
-                    NewRows(lake_root, "evals", SCORE_COLUMNS, interval_s=SCORES_POLL_S),
-                    private_traces if site.privacy.private_owners else None))
+                    NewRows(lake_root, "evals", SCORE_COLUMNS, interval_s=SCORES_POLL_S), private_traces))
 
 
 # -- the WebSocket endpoints ------------------------------------------------------------------
 
-def leaderboard_endpoint(hub: Hub) -> Callable[[WebSocket], Any]:
+def reading(ws: WebSocket, access: Access) -> Privacy | None:
+    """What this viewer may see: its handshake's ``X-Bench-Key`` or ``Authorization:
+    Bearer`` header, as the pages read it (web/access.py); None: the base reading (no key,
+    or a key that adds nothing). Denied for a key that cannot read."""
+    privacy = access.privacy_of(ws.headers)
+    return None if privacy == access.public else privacy
+
+
+async def _refuse(ws: WebSocket, status: int, message: str, **headers: str) -> None:
+    await ws.send_denial_response(JSONResponse({"error": message}, status_code=status, headers=headers or None))
+
+
+def leaderboard_endpoint(hub: Hub, access: Access) -> Callable[[WebSocket], Any]:
     async def live_leaderboard(ws: WebSocket) -> None:
-        await _watch(ws, hub, LEADERBOARD)
+        try:
+            privacy = reading(ws, access)
+        except Denied as exc:  # as the pages answer it: 401, saying why, never the key
+            await _refuse(ws, 401, str(exc))
+            return
+        await _watch(ws, hub, LEADERBOARD, privacy)
     return live_leaderboard
 
 
@@ -268,51 +322,56 @@ class KnownAgents:
     """Whether a name may be watched — an agent the profile page shows (``Site.agent``; a
     private one is unknown) — remembered ``KNOWN_TTL_S`` for at most ``KNOWN_MAX`` names,
     so a thousand viewers opening one profile cost one lookup, not a thousand (a lookup
-    is three queries: ~50 ms on a small lake). Returns None, or why the name is refused."""
+    is three queries: ~50 ms on a small lake), per reading (a read key's grants may show
+    it). Returns None, or why the name is refused."""
 
     def __init__(self, site: Site) -> None:
         self.site = site
-        self._seen: OrderedDict[str, tuple[str | None, float]] = OrderedDict()
+        self._seen: OrderedDict[tuple[Privacy | None, str], tuple[str | None, float]] = OrderedDict()
         self._lock = threading.Lock()  # called from the thread pool
 
-    def refusal(self, name: str) -> str | None:
+    def refusal(self, name: str, privacy: Privacy | None = None) -> str | None:
         now = time.monotonic()
         with self._lock:
-            hit = self._seen.get(name)
+            hit = self._seen.get((privacy, name))
         if hit is not None and hit[1] > now:
             return hit[0]
         try:
-            self.site.agent(name, recent=False)
+            (self.site if privacy is None else self.site.viewing(privacy)).agent(name, recent=False)
             why = None
         except NotFound as exc:
             why = str(exc)
         with self._lock:
-            self._seen[name] = (why, now + KNOWN_TTL_S)
-            self._seen.move_to_end(name)
+            self._seen[(privacy, name)] = (why, now + KNOWN_TTL_S)
+            self._seen.move_to_end((privacy, name))
             while len(self._seen) > KNOWN_MAX:
                 self._seen.popitem(last=False)
         return why
 
 
-def agent_endpoint(hub: Hub, site: Site) -> Callable[[WebSocket], Any]:
+def agent_endpoint(hub: Hub, site: Site, access: Access) -> Callable[[WebSocket], Any]:
     known = KnownAgents(site)
 
     async def live_agent(ws: WebSocket) -> None:
         name = ws.path_params["name"]
-        why = await run_in_threadpool(known.refusal, name)
+        try:
+            privacy = reading(ws, access)
+        except Denied as exc:
+            await _refuse(ws, 401, str(exc))
+            return
+        why = await run_in_threadpool(known.refusal, name, privacy)
         if why is not None:  # a private agent is refused exactly as an unknown one: Site applies privacy
             hub.counts["refused_not_found"] += 1
-            await ws.send_denial_response(JSONResponse({"error": why}, status_code=404))
+            await _refuse(ws, 404, why)
             return
-        await _watch(ws, hub, agent_topic(name))
+        await _watch(ws, hub, agent_topic(name), privacy)
     return live_agent
 
 
-async def _watch(ws: WebSocket, hub: Hub, topic: str) -> None:
-    viewer = hub.subscribe(topic)
+async def _watch(ws: WebSocket, hub: Hub, topic: str, privacy: Privacy | None = None) -> None:
+    viewer = hub.subscribe(topic, privacy)
     if viewer is None:
-        await ws.send_denial_response(JSONResponse({"error": "too many live viewers: try again later"},
-                                                   status_code=503, headers={"Retry-After": "10"}))
+        await _refuse(ws, 503, "too many live viewers: try again later", **{"Retry-After": "10"})
         return
     try:
         await ws.accept()

@@ -376,6 +376,9 @@ class Site:
                 s["input_messages"] = s["output_messages"] = s["attributes"] = s["status_message"] = None
             for e in evals:  # the reasoning quotes the run
                 e["reasoning"] = None
+        for s in spans:  # a sub-agent's own hide_io (a private one's spans come redacted: RUN_SPANS)
+            if not s["redacted"] and s["agent"] != run["agent"] and self.io_hidden(s["agent"]):
+                s["input_messages"] = s["output_messages"] = s["attributes"] = s["status_message"] = None
         start = min((s["start_time"] for s in spans), default=None)
         total = max((s["duration_ms"] or 0) + (s["start_time"] - start).total_seconds() * 1000
                     for s in spans) if spans else 0

@@ -59,7 +59,9 @@ def read_runs(root: Path) -> pl.DataFrame:
     pipeline's own queries (every run, none judged yet)."""
     import datetime as dt
 
+    from processors.config import Privacy
     from processors.judge.runs import with_summaries
+    from processors.pipeline import hidden_by, of_runs
     from storage.duckdb import open_lake
     from storage.queries import processors as q
 
@@ -67,7 +69,7 @@ def read_runs(root: Path) -> pl.DataFrame:
               "judge_version": "", "max_attempts": 1}
     with open_lake(root) as gateway:
         runs = gateway.polars(q.RUNS_TO_JUDGE, params, max_rows=None).sort("start_time", "trace_id")
-        ids = {"trace_ids": runs["trace_id"].to_list()}
+        ids = {**of_runs(runs), **hidden_by(Privacy())}
         return with_summaries(runs, gateway.polars(q.TOOL_CALLS_OF_RUNS, ids, max_rows=None),
                               gateway.polars(q.ERRORS_OF_RUNS, ids, max_rows=None))
 

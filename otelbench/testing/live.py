@@ -15,14 +15,15 @@ from otelbench.testing.wait import wait_for
 
 
 class LiveViewer:
-    """A viewer of one live URL (``ws://…/live/…``) reading in a thread of its own:
+    """A viewer of one live URL (``ws://…/live/…``; ``headers``: of its handshake, a read
+    key's) reading in a thread of its own:
     ``messages`` holds ``(time.monotonic() on arrival, message)``; ``close_code`` is set
     when the server closes."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, headers: dict[str, str] | None = None) -> None:
         from websockets.sync.client import connect
 
-        self.ws = connect(url, open_timeout=10, close_timeout=2)
+        self.ws = connect(url, open_timeout=10, close_timeout=2, additional_headers=headers)
         self.messages: list[tuple[float, dict[str, Any]]] = []
         self.close_code: int | None = None
         self._thread = threading.Thread(target=self._read, name="live-viewer", daemon=True)

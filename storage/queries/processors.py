@@ -8,20 +8,38 @@ from __future__ import annotations
 
 from storage.queries.views import JUDGE_SERVICE
 
+
+
+def _own(agent: str, owner: str | None) -> str:
+    """Whether a span (its resolved ``agent`` and ``owner`` expressions) speaks for run
+    ``r``: a span of a private agent other than the run's (a sub-agent it invoked), or sent
+    with a private owner's key other than the run's, does not ($private_agents,
+    $private_owners) — its texts would reach the run's judge, its reasoning, its failure
+    text and so its cluster's terms, which readers not granted that agent see."""
+    rule = f"({agent} = r.agent OR NOT list_contains($private_agents, coalesce({agent}, '')))"
+    if owner is not None:
+        rule += (f"\n  AND (coalesce({owner}, '') = coalesce(r.owner, '')"
+                 f" OR NOT list_contains($private_owners, coalesce({owner}, '')))")
+    return rule
+
+
+_SPAN_AGENT = "coalesce(s.resolved_agent, s.agent_name)"
+
 # A failed run's failing tool calls and its error, for the failure text (clustering).
-_TOOLS = """SELECT c.trace_id,
+_TOOLS = f"""SELECT c.trace_id,
        string_agg(CASE WHEN c.status = 'error' THEN c.tool_name || ': ' || coalesce(c.error_message, 'failed') END,
                   '; ' ORDER BY c.start_time) AS failing_tools
 FROM tool_calls AS c JOIN runs AS r ON r.trace_id = c.trace_id
+WHERE {_own("c.agent", None)}
 GROUP BY c.trace_id"""
-_ERRORS = """SELECT s.trace_id,
+_ERRORS = f"""SELECT s.trace_id,
        -- the run's own error (its root's) when it has one, else the latest span's
        coalesce(max(s.error_type) FILTER (WHERE s.parent_span_id IS NULL),
                 arg_max(s.error_type, s.start_time)) AS error_type,
        coalesce(max(coalesce(s.error_message, s.status_message)) FILTER (WHERE s.parent_span_id IS NULL),
                 arg_max(coalesce(s.error_message, s.status_message), s.start_time)) AS error_message
 FROM spans AS s JOIN runs AS r ON r.trace_id = s.trace_id
-WHERE s.status_code = 'error'
+WHERE s.status_code = 'error' AND {_own(_SPAN_AGENT, "s.owner")}
 GROUP BY s.trace_id"""
 
 # The runs a judge (model + version) has not scored yet, newest first: with an input or an
@@ -38,28 +56,32 @@ WHERE r.start_time >= $since AND (r.input IS NOT NULL OR r.output IS NOT NULL)
   AND (j.trace_id IS NULL OR (j.score IS NULL AND j.attempts < $max_attempts))
 ORDER BY r.start_time DESC, r.trace_id"""
 
-# The tool calls of some runs ($trace_ids), in call order, with their arguments and result
-# as the instrumentation recorded them (GenAI, OpenInference, OpenLLMetry names): the
-# judge's summary of a run's tools (processors.judge.runs.summarize_tools).
-TOOL_CALLS_OF_RUNS = """SELECT trace_id, tool_name,
-       CASE WHEN status_code = 'error' THEN 'error' ELSE 'ok' END AS status,
-       coalesce(error_message, status_message) AS error_message,
-       coalesce(json_extract_string(attributes, '$."gen_ai.tool.call.arguments"'),
-                json_extract_string(attributes, '$."input.value"'),
-                json_extract_string(attributes, '$."traceloop.entity.input"')) AS arguments,
-       coalesce(json_extract_string(attributes, '$."gen_ai.tool.call.result"'),
-                json_extract_string(attributes, '$."output.value"'),
-                json_extract_string(attributes, '$."traceloop.entity.output"')) AS result
-FROM spans
-WHERE span_type = 'tool' AND trace_id IN (SELECT unnest($trace_ids))
-ORDER BY trace_id, start_time, span_id"""
+# The runs ($trace_ids) with their agents ($agents) and owners ($owners), in one order.
+_GIVEN_RUNS = "(SELECT unnest($trace_ids) AS trace_id, unnest($agents) AS agent, unnest($owners) AS owner)"
+
+# The tool calls of some runs, in call order, with their arguments and result as the
+# instrumentation recorded them (GenAI, OpenInference, OpenLLMetry names): the judge's
+# summary of a run's tools (processors.judge.runs.summarize_tools).
+TOOL_CALLS_OF_RUNS = f"""SELECT s.trace_id, s.tool_name,
+       CASE WHEN s.status_code = 'error' THEN 'error' ELSE 'ok' END AS status,
+       coalesce(s.error_message, s.status_message) AS error_message,
+       coalesce(json_extract_string(s.attributes, '$."gen_ai.tool.call.arguments"'),
+                json_extract_string(s.attributes, '$."input.value"'),
+                json_extract_string(s.attributes, '$."traceloop.entity.input"')) AS arguments,
+       coalesce(json_extract_string(s.attributes, '$."gen_ai.tool.call.result"'),
+                json_extract_string(s.attributes, '$."output.value"'),
+                json_extract_string(s.attributes, '$."traceloop.entity.output"')) AS result
+FROM spans AS s JOIN {_GIVEN_RUNS} AS r ON r.trace_id = s.trace_id
+WHERE s.span_type = 'tool' AND {_own(_SPAN_AGENT, "s.owner")}
+ORDER BY s.trace_id, s.start_time, s.span_id"""
 
 # What went wrong in some runs: the status messages of their failed agent and llm spans.
-ERRORS_OF_RUNS = """SELECT trace_id, string_agg(DISTINCT status_message, '; ' ORDER BY status_message) AS error_summary
-FROM spans
-WHERE status_code = 'error' AND span_type IN ('agent', 'llm') AND status_message IS NOT NULL
-  AND trace_id IN (SELECT unnest($trace_ids))
-GROUP BY trace_id"""
+ERRORS_OF_RUNS = f"""SELECT s.trace_id,
+       string_agg(DISTINCT s.status_message, '; ' ORDER BY s.status_message) AS error_summary
+FROM spans AS s JOIN {_GIVEN_RUNS} AS r ON r.trace_id = s.trace_id
+WHERE s.status_code = 'error' AND s.span_type IN ('agent', 'llm') AND s.status_message IS NOT NULL
+  AND {_own(_SPAN_AGENT, "s.owner")}
+GROUP BY s.trace_id"""
 
 # The failures of the window: runs that errored, and judged runs scoring below a threshold.
 FAILURES = f"""WITH runs AS (

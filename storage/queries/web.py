@@ -6,7 +6,8 @@ span; each such statement starts ``WITH {RUNS_CTE}`` and takes ``$base``/``$delt
 rollup's files). A run's spans, scores and clusters read the views, narrowed to the run.
 
 Privacy is applied here, in the statements, so no route can forget it: every query takes
-``$private_agents`` and ``$private_owners`` (lists; a run of either appears nowhere).
+``$private_agents`` and ``$private_owners`` (lists; a run of either appears nowhere, a
+span of either inside a visible run is redacted, a cluster counts only visible runs).
 """
 
 from __future__ import annotations
@@ -69,12 +70,27 @@ WHERE trace_id = $trace_id AND {_VISIBLE}"""
 # ... its spans in start order (the waterfall): those starting from an hour before the run
 # to an hour after its end (clock skew between services, work the run left running) —
 # the files of those days ($span_files: storage.files.day_globs), and in them the row
-# groups of those times (the lake sorts spans by type, then start time) ...
-RUN_SPANS = f"""SELECT span_id, parent_span_id, name, span_type, service_name, start_time, duration_ms, status_code,
-       status_message, coalesce(resolved_agent, agent_name) AS agent, request_model, tool_name, input_tokens,
-       output_tokens, cost_usd, cost_source, input_messages, output_messages, {span_attributes_sql()} AS attributes
-FROM {read_files_sql("span_files")}
-WHERE trace_id = $trace_id AND start_time BETWEEN $since AND $until
+# groups of those times (the lake sorts spans by type, then start time). A span of a
+# private agent (a sub-agent the run invoked: its resolved agent) or sent with a private
+# owner's key is ``redacted``: its type, times, status, tokens and cost stay (they are
+# the run's), its name and agent read PRIVATE_AGENT, and it carries no other text ...
+PRIVATE_AGENT = "private agent"
+RUN_SPANS = f"""WITH s AS (
+    SELECT *, list_contains($private_agents, coalesce(resolved_agent, agent_name))
+              OR list_contains($private_owners, coalesce(owner, '')) AS redacted
+    FROM {read_files_sql("span_files")}
+    WHERE trace_id = $trace_id AND start_time BETWEEN $since AND $until
+)
+SELECT span_id, parent_span_id, CASE WHEN redacted THEN '{PRIVATE_AGENT}' ELSE name END AS name, span_type,
+       CASE WHEN NOT redacted THEN service_name END AS service_name, start_time, duration_ms, status_code,
+       CASE WHEN NOT redacted THEN status_message END AS status_message,
+       CASE WHEN redacted THEN '{PRIVATE_AGENT}' ELSE coalesce(resolved_agent, agent_name) END AS agent,
+       CASE WHEN NOT redacted THEN request_model END AS request_model,
+       CASE WHEN NOT redacted THEN tool_name END AS tool_name, input_tokens, output_tokens, cost_usd, cost_source,
+       CASE WHEN NOT redacted THEN input_messages END AS input_messages,
+       CASE WHEN NOT redacted THEN output_messages END AS output_messages,
+       CASE WHEN NOT redacted THEN {span_attributes_sql()} END AS attributes, redacted
+FROM s
 ORDER BY start_time, span_id"""
 
 # ... its tool calls, each with the llm call that asked for it (the tool_calls view: the
@@ -119,12 +135,37 @@ FROM v
 GROUP BY GROUPING SETS ((agent, hour), (agent, bucket), (agent))
 ORDER BY agent, kind, hour, bucket"""
 
-# Each visible agent's failure clusters, biggest first ...
-AGENTS_CLUSTERS = """SELECT agent, cluster_id, size, share, first_seen, last_seen, description, top_terms,
-       example_trace_ids
-FROM failure_clusters
-WHERE NOT list_contains($private_agents, agent)
-ORDER BY agent, size DESC, cluster_id"""
+# Each visible agent's failure clusters, biggest first, as this reader may see them: a
+# cluster holds every failed run of its agent, whoever sent it, so its figures are taken
+# over its members that are visible runs ($private_agents, $private_owners): ``size``,
+# ``share`` (of the agent's visible clustered and unclustered failures), the times and the
+# example runs. Its terms and description were made from every member's text: shown only
+# when the reader may see every member. A cluster without a visible member is left out.
+AGENTS_CLUSTERS = f"""WITH {RUNS_CTE},
+members AS (
+    SELECT m.agent, m.cluster_id, m.trace_id, r.start_time, r.trace_id IS NOT NULL AS seen
+    FROM cluster_members AS m
+    LEFT JOIN (SELECT trace_id, agent, start_time FROM runs WHERE {_VISIBLE}) AS r
+           ON r.trace_id = m.trace_id AND r.agent = m.agent
+    WHERE NOT list_contains($private_agents, m.agent)
+),
+counted AS (
+    SELECT agent, cluster_id, count(*) FILTER (WHERE seen) AS size, count(*) FILTER (WHERE NOT seen) AS unseen,
+           list(trace_id) FILTER (WHERE seen) AS seen_ids, min(start_time) AS first_run, max(start_time) AS last_run,
+           sum(count(*) FILTER (WHERE seen)) OVER (PARTITION BY agent) AS failures
+    FROM members
+    GROUP BY agent, cluster_id
+)
+SELECT c.agent, c.cluster_id, n.size, n.size / n.failures AS share,
+       CASE WHEN n.unseen = 0 THEN c.first_seen ELSE n.first_run END AS first_seen,
+       CASE WHEN n.unseen = 0 THEN c.last_seen ELSE n.last_run END AS last_seen,
+       CASE WHEN n.unseen = 0 THEN c.description END AS description,
+       CASE WHEN n.unseen = 0 THEN c.top_terms ELSE [] END AS top_terms,
+       list_filter(c.example_trace_ids, lambda t: list_contains(n.seen_ids, t)) AS example_trace_ids
+FROM failure_clusters AS c
+JOIN counted AS n ON n.agent = c.agent AND n.cluster_id = c.cluster_id
+WHERE n.size > 0
+ORDER BY c.agent, n.size DESC, c.cluster_id"""
 
 # ... their clustered failed runs per cluster and hour (noise, -1, left out; visible runs
 # only) ...
@@ -137,10 +178,12 @@ GROUP BY ALL
 ORDER BY m.agent, m.cluster_id, hour"""
 
 # ... the runs in a cluster (noise, -1, left out), by trace id, for a run's page ...
-CLUSTERED_RUNS = """SELECT trace_id, agent, cluster_id
-FROM cluster_members
-WHERE cluster_id >= 0 AND NOT list_contains($private_agents, agent)
-ORDER BY trace_id"""
+CLUSTERED_RUNS = f"""WITH {RUNS_CTE}
+SELECT m.trace_id, m.agent, m.cluster_id
+FROM cluster_members AS m
+SEMI JOIN runs AS r ON r.trace_id = m.trace_id AND r.agent = m.agent AND {_visible("r")}
+WHERE m.cluster_id >= 0
+ORDER BY m.trace_id"""
 
 # ... and those of their example runs that may be shown, with their time and status.
 AGENTS_EXAMPLE_RUNS = f"""WITH {RUNS_CTE},
@@ -151,12 +194,14 @@ WHERE {_visible("r")}
 ORDER BY r.agent, r.start_time DESC, r.trace_id"""
 
 # What this instance holds: visible agents and runs, their llm and tool calls, the first
-# and last run, and the models benchmarked (bench_results).
+# and last run, and the models benchmarked (bench_results; a private owner's runs of a
+# model count as nothing, as on the model pages: storage/queries/web_models.py).
 INSTANCE = f"""WITH {RUNS_CTE}
 SELECT count(DISTINCT agent) AS agents, count(*) AS runs,
        coalesce(sum(llm_calls), 0) AS llm_calls, coalesce(sum(tool_calls), 0) AS tool_calls,
        min(start_time) AS first_run, max(start_time) AS last_run,
-       (SELECT count(DISTINCT model) FROM bench_results) AS models_benchmarked
+       (SELECT count(DISTINCT model) FROM bench_results
+        WHERE NOT list_contains($private_owners, coalesce(owner, ''))) AS models_benchmarked
 FROM runs
 WHERE {_VISIBLE}"""
 

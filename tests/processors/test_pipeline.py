@@ -115,3 +115,42 @@ def test_two_shards_judge_every_run_once_on_a_lake_in_a_bucket(s3_lake):
     assert sum(r.judged + r.judge_errors for r in reports) == 12 and all(r.judged for r in reports[:2])
     with open_lake(s3_lake) as gw:
         assert gw.query("SELECT count(*), count(DISTINCT trace_id) FROM evals").rows == [(12, 12)]
+
+
+def test_a_private_owners_failures_are_clustered_apart_with_ids_of_their_own(minilm):
+    """The same failures, sent by a public owner and by a private one: clustered together
+    while the owner was public, then apart — each cluster one owner's, the public ones
+    keeping their ids, the private owner's with fresh ones, the public terms made from the
+    public runs alone."""
+    import datetime as dt
+
+    from otelbench.testing.failures import CORE, planted_failures
+    from processors.clustering import ClusterResult, cluster_failures
+
+    now = dt.datetime(2025, 3, 20, tzinfo=dt.timezone.utc)
+    team = planted_failures(CORE[:2], 12, agent="bot", seed=3).with_columns(owner=pl.lit("team"))
+    hush = team.with_columns(owner=pl.lit("hush"), trace_id=pl.col("trace_id").str.replace("^0", "f"))
+
+    def cluster(mine: pl.DataFrame, before: ClusterResult) -> ClusterResult:
+        return cluster_failures(mine, embedder=minilm, previous=before, now=now)
+
+    def owners(result: ClusterResult, runs: pl.DataFrame) -> dict[int, list[str]]:
+        found = result.members.filter(pl.col("cluster_id") >= 0).join(runs.select("trace_id", "owner"), on="trace_id")
+        return {c: sorted(set(o)) for c, o in found.group_by("cluster_id").agg("owner").iter_rows()}
+
+    together = pipeline.cluster_apart(pl.concat([team, hush]), "bot", Privacy(), ClusterResult.from_tables(None, None),
+                                      cluster)
+    assert together.clusters.height >= 1 and set(map(tuple, owners(together, pl.concat([team, hush])).values())) == \
+        {("hush", "team")}  # mixed
+    marked = hush.with_columns(error_message=pl.col("error_message") + " zzqhushwordzz")  # words of its own, now
+    runs = pl.concat([team, marked])
+    apart = pipeline.cluster_apart(runs, "bot", Privacy(private_owners=("hush",)), together, cluster)
+    by_owner = owners(apart, runs)
+    assert set(map(tuple, by_owner.values())) == {("hush",), ("team",)}  # each cluster one owner's
+    public = {c for c, o in by_owner.items() if o == ["team"]}
+    assert public == set(together.clusters["cluster_id"])  # the public ones keep their ids ...
+    fresh = together.params["bot"]["next_cluster_id"]
+    assert all(c >= fresh for c, o in by_owner.items() if o == ["hush"])  # ... the private owner's are new
+    assert apart.clusters["cluster_id"].n_unique() == apart.clusters.height
+    terms = apart.clusters.filter(pl.col("cluster_id").is_in(list(public)))["top_terms"].to_list()
+    assert not any("zzqhushwordzz" in t for ts in terms for t in ts)

@@ -52,9 +52,10 @@ def fold(root: Path) -> None:
     wait_for(lambda: rollups.refresh(root) is not None, what="the rollups refreshed")
 
 
-def judge_and_cluster(root: Path, score: float = 0.75) -> None:
+def judge_and_cluster(root: Path, score: float = 0.75, privacy: Any = None) -> None:
     """Judge every run and cluster the failures with the real processors (the judge's
-    endpoint a stub answering ``score``; clusters not described by an LLM), then fold."""
+    endpoint a stub answering ``score``; clusters not described by an LLM; ``privacy``: the
+    rules they run under, none by default), then fold."""
     import openai
 
     from otelbench.testing.judge_stub import MODEL, JudgeStub
@@ -63,5 +64,5 @@ def judge_and_cluster(root: Path, score: float = 0.75) -> None:
 
     with JudgeStub(score=score) as stub:
         llm = pipeline.Llm(openai.OpenAI(base_url=stub.base_url, api_key="x", max_retries=0), MODEL, True)
-        pipeline.run(Processors(clusters=Clusters(describe=False)), Privacy(), root, llm=llm)
+        pipeline.run(Processors(clusters=Clusters(describe=False)), privacy or Privacy(), root, llm=llm)
     fold(root)

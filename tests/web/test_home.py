@@ -22,17 +22,20 @@ HIDDEN_INPUT = "the-hidden-input-text"
 PRIVACY = Privacy(private_agents=("payroll",), hide_io_agents=("quiet",))
 
 
-def send_bench_run(url: str, model: str) -> None:
+def send_bench_run(url: str, model: str, headers: dict[str, str] | None = None) -> None:
     """A model run as ``otelbench bench`` exports it: a root span of its scope, bench.kind
-    model_run (bench_runner/spans.py), with the model asked for."""
+    model_run (bench_runner/spans.py), with the model asked for (``headers``: an ingest key's)."""
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-    from storage.queries.bench import BENCH_SCOPE
+    from opentelemetry.sdk.resources import Resource
 
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{url}/v1/traces")))
+    from storage.queries.bench import BENCH_SCOPE
+    from storage.queries.views import BENCH_SERVICE
+
+    provider = TracerProvider(resource=Resource.create({"service.name": BENCH_SERVICE}))  # as the runner names itself
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{url}/v1/traces", headers=headers)))
     with provider.get_tracer(BENCH_SCOPE).start_as_current_span(f"bench {model}") as span:
         span.set_attributes({"bench.kind": "model_run", "gen_ai.request.model": model})
     provider.shutdown()
