@@ -366,19 +366,26 @@ class Site:
         tools = self.rows(q.RUN_TOOL_CALLS, trace_id=trace_id)
         cluster = self.run_cluster(trace_id)
         if hidden:
-            for t in tools:  # what a tool was given and gave back quotes the run as its messages do
-                t["arguments"] = t["result"] = None
             run["input"] = run["output"] = None
             if cluster:  # its description quotes the failures
                 cluster["description"] = None
-            for s in spans:
-                # an error message quotes what failed as much as the messages do
-                s["input_messages"] = s["output_messages"] = s["attributes"] = s["status_message"] = None
             for e in evals:  # the reasoning quotes the run
                 e["reasoning"] = None
-        for s in spans:  # a sub-agent's own hide_io (a private one's spans come redacted: RUN_SPANS)
-            if not s["redacted"] and s["agent"] != run["agent"] and self.io_hidden(s["agent"]):
+        # texts: hidden for the whole run (hide_io), for a sub-agent's own hide_io, and for a
+        # private sub-agent's spans (RUN_SPANS redacts them); an error message quotes what
+        # failed as much as the messages do
+        shown = set()
+        for s in spans:
+            if hidden or s["redacted"] or (s["agent"] != run["agent"] and self.io_hidden(s["agent"])):
                 s["input_messages"] = s["output_messages"] = s["attributes"] = s["status_message"] = None
+            else:
+                shown.add(s["span_id"])
+        named = {s["span_id"] for s in spans if not s["redacted"]}
+        for t in tools:  # a tool call reads as its span does: what it was given and gave back quotes the run
+            if t["span_id"] not in shown:
+                t["arguments"] = t["result"] = None
+            if t["span_id"] not in named:  # a private sub-agent's (or a span this page does not show)
+                t["tool_name"] = t["tool_call_id"] = None
         start = min((s["start_time"] for s in spans), default=None)
         total = max((s["duration_ms"] or 0) + (s["start_time"] - start).total_seconds() * 1000
                     for s in spans) if spans else 0
