@@ -136,8 +136,8 @@ def genai_fields(attrs: dict[str, Any], name: str, events: list, start: int, ser
     if tool_call_id is None and oi == cv.TOOL_KIND:
         tool_call_id = cv.langchain_tool_call_id(attrs.get("output.value"))
 
-    if total is None and in_tok is not None and out_tok is not None:
-        total = in_tok + out_tok
+    if total is None and in_tok is not None and out_tok is not None and abs(in_tok + out_tok) < 2**63:
+        total = in_tok + out_tok  # beyond int64 no BIGINT column holds it: no total
 
     cost_source = None
     if cost is not None and (cost != 0 or not (in_tok or out_tok)):
