@@ -71,7 +71,9 @@ def double(rng: random.Random) -> float:
 
 
 def raw_bytes(rng: random.Random) -> bytes:
-    return rng.choice((b"", b"\x00", b"\xff\xfe", "é".encode())) if rng.random() < 0.3 else rng.randbytes(rng.randint(0, 40))
+    if rng.random() < 0.3:
+        return rng.choice((b"", b"\x00", b"\xff\xfe", "é".encode()))
+    return rng.randbytes(rng.randint(0, 40))
 
 
 _SCALARS: dict[str, Callable[[random.Random], Any]] = {
@@ -115,12 +117,14 @@ def key(rng: random.Random) -> str:
     return k or "empty"
 
 
+_SAME_KIND: dict[type, Callable[[random.Random], Any]] = {
+    bool: lambda rng: rng.random() < 0.5, int: integer, float: double, str: text, bytes: raw_bytes}
+
+
 def same_kind(rng: random.Random, v: Any) -> Any:
     """Another value of ``v``'s kind: maps of one layout (the same keys and value kinds)."""
-    for kind in (bool, int, float, str, bytes):
-        if type(v) is kind:
-            return {bool: lambda r: r.random() < 0.5, int: integer, float: double, str: text, bytes: raw_bytes}[kind](rng)
-    return v
+    make = _SAME_KIND.get(type(v))
+    return v if make is None else make(rng)
 
 
 # -- GenAI message JSON -----------------------------------------------------------------------
@@ -254,7 +258,7 @@ def pydantic_ai(rng: random.Random) -> dict[str, Any]:
             "agent_name": text(rng, 8), "model_name": "gpt-4o", "code.lineno": integer(rng),
             "pydantic_ai.all_messages": json.dumps(msgs, ensure_ascii=rng.random() < 0.5),
             "pydantic_ai.new_message_index": rng.choice((0, 1, -1, 99)), "final_result": text(rng),
-            "gen_ai.system_instructions": rng.choice((text(rng), json.dumps([{"type": "text", "content": "Be brief."}])))}
+            "gen_ai.system_instructions": rng.choice((text(rng), '[{"type":"text","content":"Be brief."}]'))}
 
 
 def crewai(rng: random.Random) -> dict[str, Any]:
