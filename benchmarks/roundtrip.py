@@ -1,7 +1,8 @@
 """What was sent reads back as sent, at volume: random spans through the real SDK.
 
 Sends ``--spans`` random spans (otelbench.testing.attribute_maps: every convention the
-normalizer reads, plain attributes of every OTLP type, events, links, random resources)
+normalizer reads, plain attributes of every OTLP type, events, links, random resources
+and scopes)
 with the OTel SDK to a collector on free ports, in requests of ``--batch`` spans, the
 protocol turning over OTLP/HTTP protobuf, gRPC and OTLP/JSON; ``--logs`` log records
 (every ``AnyValue`` kind) go along. Once everything is flushed it compacts the lake and
@@ -55,7 +56,8 @@ def main() -> int:
             for b in range(batches):
                 n = min(args.batch, args.spans - b * args.batch)
                 protocol = PROTOCOLS[b % len(PROTOCOLS)]
-                spans |= send_spans(target.to, span_specs(rng, n), am.span_attributes(rng), protocol, rng)
+                spans |= send_spans(target.to, span_specs(rng, n), am.span_attributes(rng), protocol, rng,
+                                    scope=am.span_attributes(rng))
                 k = args.logs // batches + (b < args.logs % batches)
                 logs |= send_logs(target.to, [am.any_attributes(rng) for _ in range(k)], am.span_attributes(rng),
                                   protocol, f"roundtrip-{b}")

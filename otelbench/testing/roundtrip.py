@@ -30,14 +30,15 @@ import httpx
 from collector.flusher import batch_id, collector_id
 from otelbench.testing import attribute_maps as am
 from otelbench.testing.otlp_capture import protobuf_to_otlp_json
+from otelbench.testing.wait import wait_for
 from storage.duckdb import open_lake
 from storage.files import data_files
 from storage.lake import Lake
 from storage.schema import LOGS, MOVED_ATTRIBUTES, SPANS
 
 PROTOCOLS = ("http/protobuf", "grpc", "http/json")
-_SPAN_COLUMNS = ["trace_id", "span_id", "attributes", "attributes_moved", "events", "links", "resource_attributes",
-                 *MOVED_ATTRIBUTES.values()]
+_SPAN_COLUMNS = ["span_id", "attributes", "attributes_moved", "events", "links", "resource_attributes",
+                 "scope_attributes", *MOVED_ATTRIBUTES.values()]
 
 
 @dataclass
@@ -89,6 +90,16 @@ class Target:
                 + compare(logs, logs_in_view(self.location, list(logs)), "logs view")
                 + compare(logs, logs_in_files(self.lake, list(logs)), "logs files"))
 
+    def arrived(self, spans: dict[str, Any], logs: dict[str, Any]) -> list[str]:
+        """``differences`` once every span and log record is in this lake's views: for a
+        collector that others forward to, whose flush this side cannot wait for."""
+        def all_there() -> bool:
+            return (len(spans_in_view(self.location, list(spans))) >= len(spans)
+                    and len(logs_in_view(self.location, list(logs))) >= len(logs))
+
+        wait_for(all_there, what="the forwarded spans and log records in the upstream lake")
+        return self.differences(spans, logs)
+
     def compact(self) -> dict[str, int]:
         """Merge the flushed files of spans and logs (the collector's compactor, run now);
         returns the files merged, by table."""
@@ -98,10 +109,12 @@ class Target:
 
 
 def send_spans(to: Endpoints, specs: Sequence[SpanSpec], resource: dict[str, Any], protocol: str,
-               rng: random.Random, start_ns: int | None = None) -> dict[str, dict[str, Any]]:
-    """Export the spans (starting at ``start_ns``, a microsecond apart; None: now);
-    returns, by span id (hex), what the SDK sent: ``attributes``, ``events`` and ``links``
-    (their attributes, in order) and ``resource``."""
+               rng: random.Random, start_ns: int | None = None,
+               scope: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    """Export the spans (starting at ``start_ns``, a microsecond apart; None: now) from a
+    tracer with ``scope`` attributes; returns, by span id (hex), what the SDK sent:
+    ``attributes``, ``events`` and ``links`` (their attributes, in order), ``resource``
+    and ``scope``."""
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
@@ -110,7 +123,7 @@ def send_spans(to: Endpoints, specs: Sequence[SpanSpec], resource: dict[str, Any
     exporter = _Recording(_span_exporter(to, protocol))
     provider = TracerProvider(resource=Resource.create(resource), id_generator=_fresh_ids())
     provider.add_span_processor(BatchSpanProcessor(exporter, max_export_batch_size=512))
-    tracer = provider.get_tracer("otelbench.testing.roundtrip")
+    tracer = provider.get_tracer("otelbench.testing.roundtrip", attributes=scope)
     for i, s in enumerate(specs):
         links = [Link(SpanContext(rng.getrandbits(128) or 1, rng.getrandbits(64) or 1, False, TraceFlags(1)), a)
                  for a in s.links]
@@ -125,6 +138,7 @@ def send_spans(to: Endpoints, specs: Sequence[SpanSpec], resource: dict[str, Any
     return {format(sp.context.span_id, "016x"): {
         "attributes": dict(sp.attributes), "events": [dict(e.attributes) for e in sp.events],
         "links": [dict(ln.attributes) for ln in sp.links], "resource": dict(sp.resource.attributes),
+        "scope": dict(sp.instrumentation_scope.attributes or {}),
     } for sp in exporter.items}
 
 
@@ -173,12 +187,15 @@ def send_raw_spans(to: Endpoints, maps: Sequence[dict[str, Any]], resource: dict
     span id, what was sent (``attributes``, ``resource``)."""
     from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-    from otelbench.testing.otlp import kvs, trace_request
+    from otelbench.testing.otlp import kv, kvs, trace_request
 
     maps, resource = [_lists(a) for a in maps], _lists(resource)
     ids = [secrets.token_bytes(8) for _ in maps]
-    spans = [Span(trace_id=secrets.token_bytes(16), span_id=i, name="raw", attributes=kvs(a),
-                  start_time_unix_nano=start_ns, end_time_unix_nano=start_ns + 1000) for a, i in zip(maps, ids)]
+    # every other span sends its first key twice: the earlier value must not read back
+    spans = [Span(trace_id=secrets.token_bytes(16), span_id=i, name="raw",
+                  attributes=[kv(k, "sent before") for k in list(a)[:n % 2]] + kvs(a),
+                  start_time_unix_nano=start_ns, end_time_unix_nano=start_ns + 1000)
+             for n, (a, i) in enumerate(zip(maps, ids))]
     body = trace_request(*spans, resource=resource).SerializeToString()
     if fmt == "json":
         body, media = json.dumps(protobuf_to_otlp_json("traces", body)).encode(), "application/json"
@@ -275,15 +292,16 @@ class _Recording:
 # -- reading back ---------------------------------------------------------------------------
 
 
-def _span_record(attributes: str, events: str, links: str, resource: str) -> dict[str, Any]:
+def _span_record(attributes: str, events: str, links: str, resource: str, scope: str) -> dict[str, Any]:
     return {"attributes": json.loads(attributes), "events": [e["attributes"] for e in json.loads(events)],
-            "links": [ln["attributes"] for ln in json.loads(links)], "resource": json.loads(resource)}
+            "links": [ln["attributes"] for ln in json.loads(links)], "resource": json.loads(resource),
+            "scope": json.loads(scope)}
 
 
 def spans_in_view(location: str, span_ids: Sequence[str]) -> list[tuple[str, dict[str, Any]]]:
     """(span id, its record) of each row of the ``spans`` view with one of ``span_ids``."""
     with open_lake(location) as gw:
-        rows = gw.query("SELECT span_id, attributes, events, links, resource_attributes FROM spans "
+        rows = gw.query("SELECT span_id, attributes, events, links, resource_attributes, scope_attributes FROM spans "
                         "WHERE list_contains($ids, span_id)", {"ids": list(span_ids)}, max_rows=None).rows
     return [(sid, _span_record(*rest)) for sid, *rest in rows]
 
@@ -295,7 +313,8 @@ def spans_in_files(lake: Lake, span_ids: Sequence[str]) -> list[tuple[str, dict[
     for f in data_files(lake.fs, SPANS):
         for row in lake.fs.read_parquet(f.path, _SPAN_COLUMNS).to_pylist():
             if row["span_id"] in wanted:
-                rec = _span_record(row["attributes"], row["events"], row["links"], row["resource_attributes"])
+                rec = _span_record(row["attributes"], row["events"], row["links"], row["resource_attributes"],
+                                   row["scope_attributes"])
                 for k in row["attributes_moved"] or ():
                     rec["attributes"][k] = row[MOVED_ATTRIBUTES[k]]
                 out.append((row["span_id"], rec))
