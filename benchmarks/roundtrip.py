@@ -1,10 +1,9 @@
 """What was sent reads back as sent, at volume: random spans through the real SDK.
 
 Sends ``--spans`` random spans (otelbench.testing.attribute_maps: every convention the
-normalizer reads, plain attributes of every OTLP type, events, links, random resources
-and scopes)
-with the OTel SDK to a collector on free ports, in requests of ``--batch`` spans, the
-protocol turning over OTLP/HTTP protobuf, gRPC and OTLP/JSON; ``--logs`` log records
+normalizer reads, plain attributes of every OTLP type, events, links, random resources and
+scopes) with the OTel SDK to a collector on free ports, in requests of ``--batch`` spans,
+the protocol turning over OTLP/HTTP protobuf, gRPC and OTLP/JSON; ``--logs`` log records
 (every ``AnyValue`` kind) go along. Once everything is flushed it compacts the lake and
 compares what was sent with the ``spans`` / ``logs`` views and the Parquet files read by
 the documented rule, before and after the compaction (otelbench.testing.roundtrip).
