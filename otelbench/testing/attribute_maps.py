@@ -286,6 +286,10 @@ CONVENTIONS: tuple[Callable[[random.Random], dict[str, Any]], ...] = (
 def span_attributes(rng: random.Random, plain: Callable[[random.Random], Any] = sdk_value) -> dict[str, Any]:
     """Zero to two conventions' keys, then plain attributes (``plain`` values); a plain key
     may take over a convention's key with a value of another kind."""
+    if rng.random() < 0.04:  # the message text alone: every key may move, leaving the files' object empty
+        return {k: json.dumps(_messages(rng, role), separators=(",", ":"))
+                for k, role in (("gen_ai.input.messages", "user"), ("gen_ai.output.messages", "assistant"))
+                if rng.random() < 0.7}
     a: dict[str, Any] = {}
     for _ in range(rng.choice((0, 1, 1, 1, 2))):
         a.update(rng.choice(CONVENTIONS)(rng))
@@ -304,6 +308,13 @@ def one_layout(rng: random.Random, template: dict[str, Any]) -> dict[str, Any]:
     """A map of ``template``'s layout with other values (many spans of one layout take the
     normalizer's bulk JSON writer)."""
     return {k: same_kind(rng, v) for k, v in template.items()}
+
+
+def as_lists(v: Any) -> Any:
+    """Arrays as lists (the SDK gives tuples), which otelbench.testing.otlp.av sends as arrays."""
+    if isinstance(v, (list, tuple)):
+        return [as_lists(x) for x in v]
+    return {k: as_lists(x) for k, x in v.items()} if isinstance(v, dict) else v
 
 
 # -- what reads back ------------------------------------------------------------------------

@@ -37,6 +37,9 @@ from storage.lake import Lake
 from storage.schema import LOGS, MOVED_ATTRIBUTES, SPANS
 
 PROTOCOLS = ("http/protobuf", "grpc", "http/json")
+# span events the normalizer reads messages from, and the SDK's exception event
+EVENT_NAMES = ("gen_ai.content.prompt", "gen_ai.content.completion", "gen_ai.user.message", "gen_ai.choice",
+               "exception")
 _SPAN_COLUMNS = ["span_id", "attributes", "attributes_moved", "events", "links", "resource_attributes",
                  "scope_attributes", *MOVED_ATTRIBUTES.values()]
 
@@ -58,7 +61,8 @@ def span_specs(rng: random.Random, n: int) -> list[SpanSpec]:
         layout = {k: v for k, v in am.span_attributes(rng).items() if not isinstance(v, tuple)}
     for i in range(n):
         attrs = am.one_layout(rng, layout) if layout is not None and i < 16 else am.span_attributes(rng)
-        events = [(am.text(rng, 10) or "event", am.span_attributes(rng)) for _ in range(rng.choice((0, 0, 0, 1, 2)))]
+        events = [(rng.choice(EVENT_NAMES) if rng.random() < 0.5 else am.text(rng, 10) or "event",
+                   am.span_attributes(rng)) for _ in range(rng.choice((0, 0, 0, 1, 2)))]
         links = [am.span_attributes(rng) for _ in range(rng.choice((0, 0, 0, 1, 2)))]
         out.append(SpanSpec(rng.choice(("chat gpt-4o", "invoke_agent a", "execute_tool t", am.text(rng, 10) or "op")),
                             attrs, events, links))
@@ -189,7 +193,7 @@ def send_raw_spans(to: Endpoints, maps: Sequence[dict[str, Any]], resource: dict
 
     from otelbench.testing.otlp import kv, kvs, trace_request
 
-    maps, resource = [_lists(a) for a in maps], _lists(resource)
+    maps, resource = [am.as_lists(a) for a in maps], am.as_lists(resource)
     ids = [secrets.token_bytes(8) for _ in maps]
     # every other span sends its first key twice: the earlier value must not read back
     spans = [Span(trace_id=secrets.token_bytes(16), span_id=i, name="raw",
@@ -205,13 +209,6 @@ def send_raw_spans(to: Endpoints, maps: Sequence[dict[str, Any]], resource: dict
     if r.status_code != 200:
         raise RuntimeError(f"the receiver answered {r.status_code}: {r.text[:200]}")
     return {i.hex(): {"attributes": a, "resource": resource} for a, i in zip(maps, ids)}
-
-
-def _lists(v: Any) -> Any:
-    """Arrays as lists, which otelbench.testing.otlp.av sends as arrays."""
-    if isinstance(v, (list, tuple)):
-        return [_lists(x) for x in v]
-    return {k: _lists(x) for k, x in v.items()} if isinstance(v, dict) else v
 
 
 # -- exporters ------------------------------------------------------------------------------
