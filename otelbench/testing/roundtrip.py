@@ -1,5 +1,5 @@
 """Send random spans and log records through the real OTel SDK, read them back from the
-lake three ways, and list every difference from what was sent.
+lake two ways, and list every difference from what was sent.
 
 ``send_spans`` makes spans of ``SpanSpec``s with the SDK's tracer (attributes, events
 with attributes, links with attributes, a resource of its own) and exports them to a
@@ -26,9 +26,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as GrpcLogs
+from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcSpans
+from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as HttpLogs
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpSpans
+from opentelemetry.proto.trace.v1.trace_pb2 import Span
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
+from opentelemetry.trace import Link, SpanContext, TraceFlags
 
 from collector.flusher import batch_id, collector_id
 from otelbench.testing import attribute_maps as am
+from otelbench.testing.otlp import kv, kvs, trace_request
 from otelbench.testing.otlp_capture import protobuf_to_otlp_json
 from otelbench.testing.wait import wait_for
 from storage.duckdb import open_lake
@@ -105,8 +120,8 @@ class Target:
         return self.differences(spans, logs)
 
     def compact(self) -> dict[str, int]:
-        """Merge the flushed files of spans and logs (the collector's compactor, run now);
-        returns the files merged, by table."""
+        """Merge the flushed files of spans and logs, as the collector's compactor would
+        (``Lake.compact``, now); returns the files merged, by table."""
         self.collector.wait_flushed()
         below = batch_id(self.collector.state.flushed_pos)
         return {t.name: self.lake.compact(t.name, below_batch_id=below, min_files=2) for t in (SPANS, LOGS)}
@@ -119,13 +134,8 @@ def send_spans(to: Endpoints, specs: Sequence[SpanSpec], resource: dict[str, Any
     tracer with ``scope`` attributes; returns, by span id (hex), what the SDK sent:
     ``attributes``, ``events`` and ``links`` (their attributes, in order), ``resource``
     and ``scope``."""
-    from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor
-    from opentelemetry.trace import Link, SpanContext, TraceFlags
-
     exporter = _Recording(_span_exporter(to, protocol))
-    provider = TracerProvider(resource=Resource.create(resource), id_generator=_fresh_ids())
+    provider = TracerProvider(resource=Resource.create(resource), id_generator=_FreshIds())
     provider.add_span_processor(BatchSpanProcessor(exporter, max_export_batch_size=512))
     tracer = provider.get_tracer("otelbench.testing.roundtrip", attributes=scope)
     for i, s in enumerate(specs):
@@ -150,10 +160,6 @@ def send_logs(to: Endpoints, maps: Sequence[dict[str, Any]], resource: dict[str,
               tag: str, time_ns: int | None = None) -> dict[str, dict[str, Any]]:
     """Export one log record per map (body ``<tag>-<i>``, at ``time_ns``; None: now);
     returns, by body, what the SDK sent: ``attributes`` and ``resource``."""
-    from opentelemetry.sdk._logs import LoggerProvider
-    from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
-    from opentelemetry.sdk.resources import Resource
-
     exporter = _Recording(_log_exporter(to, protocol))
     provider = LoggerProvider(resource=Resource.create(resource))
     provider.add_log_record_processor(BatchLogRecordProcessor(exporter))
@@ -167,20 +173,15 @@ def send_logs(to: Endpoints, maps: Sequence[dict[str, Any]], resource: dict[str,
                                 "resource": dict(r.resource.attributes)} for r in exporter.items}
 
 
-def _fresh_ids() -> Any:
-    from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
+class _FreshIds(RandomIdGenerator):
+    """Span and trace ids from the OS: the SDK's default draws from ``random``, which
+    hypothesis seeds alike for every example (the same ids again: another example's rows)."""
 
-    class FreshIds(RandomIdGenerator):
-        """Span and trace ids from the OS: the SDK's default draws from ``random``, which
-        hypothesis seeds alike for every example (the same ids again: another example's rows)."""
+    def generate_span_id(self) -> int:
+        return secrets.randbits(64) or 1
 
-        def generate_span_id(self) -> int:
-            return secrets.randbits(64) or 1
-
-        def generate_trace_id(self) -> int:
-            return secrets.randbits(128) or 1
-
-    return FreshIds()
+    def generate_trace_id(self) -> int:
+        return secrets.randbits(128) or 1
 
 
 def send_raw_spans(to: Endpoints, maps: Sequence[dict[str, Any]], resource: dict[str, Any], fmt: str,
@@ -189,10 +190,6 @@ def send_raw_spans(to: Endpoints, maps: Sequence[dict[str, Any]], resource: dict
     kinds, unset values, an empty key): one request of a span per map, built with
     otelbench.testing.otlp and posted as ``fmt`` (``protobuf`` or ``json``); returns, by
     span id, what was sent (``attributes``, ``resource``)."""
-    from opentelemetry.proto.trace.v1.trace_pb2 import Span
-
-    from otelbench.testing.otlp import kv, kvs, trace_request
-
     maps, resource = [am.as_lists(a) for a in maps], am.as_lists(resource)
     ids = [secrets.token_bytes(8) for _ in maps]
     # every other span sends its first key twice: the earlier value must not read back
@@ -216,30 +213,18 @@ def send_raw_spans(to: Endpoints, maps: Sequence[dict[str, Any]], resource: dict
 
 def _span_exporter(to: Endpoints, protocol: str) -> Any:
     if protocol == "grpc":
-        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as Grpc
-
-        return Grpc(endpoint=to.grpc, insecure=True)
+        return GrpcSpans(endpoint=to.grpc, insecure=True)
     if protocol == "http/json":
-        from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-
         return _JsonExporter(f"{to.http}/v1/traces", "traces", encode_spans)
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as Http
-
-    return Http(endpoint=f"{to.http}/v1/traces")
+    return HttpSpans(endpoint=f"{to.http}/v1/traces")
 
 
 def _log_exporter(to: Endpoints, protocol: str) -> Any:
     if protocol == "grpc":
-        from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as Grpc
-
-        return Grpc(endpoint=to.grpc, insecure=True)
+        return GrpcLogs(endpoint=to.grpc, insecure=True)
     if protocol == "http/json":
-        from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
-
         return _JsonExporter(f"{to.http}/v1/logs", "logs", encode_logs)
-    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as Http
-
-    return Http(endpoint=f"{to.http}/v1/logs")
+    return HttpLogs(endpoint=f"{to.http}/v1/logs")
 
 
 class _JsonExporter:
