@@ -8,11 +8,11 @@ NaN and the infinities, homogeneous arrays (with the ``None`` items the SDK allo
 GenAI message JSON both in the canonical shape (stored once in its column, see
 ``storage.schema.MOVED_ATTRIBUTES``) and in shapes that are rewritten (kept as sent).
 
-Every generator takes a ``random.Random``: the benchmark seeds one, the property tests
-draw one from hypothesis (``st.randoms(use_true_random=False)``), which then shrinks a
-failing example. ``span_attributes`` is what the OTel SDK accepts on a span;
-``any_attributes`` adds what OTLP carries beyond it (bytes, key-value lists, mixed
-arrays; the SDK's log records take those). ``expected`` is the documented reading of a
+Every generator takes a ``random.Random``, seeded by the benchmark or by hypothesis
+(tests/test_roundtrip.py draws the seed), so an example is reproduced by its seed.
+``span_attributes`` is what the OTel SDK accepts on a span; ``any_attributes`` adds what
+OTLP carries beyond it (bytes, key-value lists, arrays of maps; the SDK's log records
+take those). ``expected`` is the documented reading of a
 sent value (docs/normalization.md "Conventions of the output"), written independently of
 the normalizer: bytes → base64, NaN and ±inf → null, arrays → lists, kvlists → objects.
 """
