@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 _b64 = base64.b64encode
+_INT64_MIN, _INT64_END = -(2**63), 2**63
 
 
 def value(v: Any) -> Any:
@@ -92,18 +93,19 @@ def as_text(v: Any) -> str | None:
 
 
 def as_int(v: Any) -> int | None:
-    """An integer attribute sent as int, double or numeric string; bools and junk → None."""
+    """An integer attribute sent as int, double or numeric string; bools, junk and numbers
+    beyond int64 (the lake's BIGINT: a string or a double can name any) → None."""
     t = type(v)
     if t is int:
         return v
     if t is float:
-        return int(v) if math.isfinite(v) else None
+        return int(v) if _INT64_MIN <= v < _INT64_END else None  # NaN compares False
     if t is str:
         try:
-            return int(v)
+            i = int(v)
         except ValueError:
-            f = as_float(v)
-            return None if f is None else int(f)
+            return as_int(as_float(v))
+        return i if _INT64_MIN <= i < _INT64_END else None
     return None
 
 

@@ -151,16 +151,14 @@ def _coerce(kv: KV, rows: np.ndarray, kind: int) -> pl.Series:
         if vk == K_BYTES:  # the base64 text (empty bytes: "", hence None)
             x = x.bin.encode("base64")
             x = x.set(x.str.len_bytes() == 0, None)
-        elif vk == K_DOUBLE:  # as_int truncates a finite double (beyond int64: not storable)
-            x = x.set(~x.is_finite() | (x.abs() >= 9.2e18), None).cast(pl.Int64, strict=False)
+        elif vk == K_DOUBLE:  # as_int truncates a double within int64 (beyond: not storable)
+            x = x.set(~((x >= -(2.0**63)) & (x < 2.0**63)), None).cast(pl.Int64, strict=False)
         else:
             x = x.cast(dtype)
         v = v.scatter(at, x)
     at = np.flatnonzero(np.isin(vkind, in_python))
     if len(at):
         py = [_CONVERTER[kind](x) for x in kv.py_list(rows[at])]
-        if kind == _INT:
-            py = [x if x is None or -(2**63) <= x < 2**63 else None for x in py]
         v = v.scatter(at, pl.Series(py, dtype=v.dtype))
     return v
 

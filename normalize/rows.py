@@ -142,8 +142,8 @@ def genai_fields(attrs: dict[str, Any], name: str, events: list, start: int, ser
             tool_args = io[0] if tool_args is None else tool_args
             tool_result = io[1] if tool_result is None else tool_result
 
-    if total is None and in_tok is not None and out_tok is not None:
-        total = in_tok + out_tok
+    if total is None and in_tok is not None and out_tok is not None and abs(in_tok + out_tok) < 2**63:
+        total = in_tok + out_tok  # beyond int64 no BIGINT column holds it: no total
 
     cost_source = None
     if cost is not None and (cost != 0 or not (in_tok or out_tok)):

@@ -12,7 +12,7 @@ trace is no longer a run).
 
 from __future__ import annotations
 
-from storage.queries.tables import sql_string
+from storage.queries.tables import span_attributes_sql, sql_string
 from storage.queries.views import COSTED
 
 PREVIEW_CHARS = 1000  # of a run's task and answer kept in the rollup (pages link to the run)
@@ -57,7 +57,9 @@ def restricted_views_sql(root: str, spans: list[str], logs: list[str], evals: li
     from storage.queries.views import span_messages_sql
     from storage.schema import EVALS
 
-    return [f"CREATE OR REPLACE VIEW spans AS SELECT * FROM {restricted_source_sql(spans)}",
+    # spans.attributes as the lake's own view reads them (the moved keys put back)
+    return [f"CREATE OR REPLACE VIEW spans AS SELECT * REPLACE ({span_attributes_sql()} AS attributes) "
+            f"FROM {restricted_source_sql(spans)}",
             f"CREATE OR REPLACE VIEW logs AS SELECT * FROM {restricted_source_sql(logs)}",
             span_messages_sql(root, logs=restricted_source_sql(logs, row_numbers=True)),
             derived_view_sql(root, EVALS, source=restricted_source_sql(evals))]

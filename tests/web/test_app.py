@@ -3,6 +3,7 @@ SDK spans: figures as SQL computes them, 404/400, badges, privacy, hostile span 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -151,6 +152,24 @@ def test_a_run_page_shows_its_spans_as_sql_has_them(client: TestClient, lake: Pa
     page = client.get(f"/runs/{trace}")
     assert page.status_code == 200 and "invoke_agent calc" in page.text and "What is 0 + 1?" in page.text
     assert f'href="/runs/{trace}"' in client.get("/agents/calc").text
+
+
+def test_a_run_page_gives_span_attributes_as_sent(client: TestClient, lake: Path) -> None:
+    # the root's message attributes are stored once, in their columns (attributes_moved):
+    # the run page puts them back as the spans view does, with or without an answer
+    for task, answer in (("What is 0 + 1?", "1"), ("Divide by zero", None)):
+        trace = _sql(lake, f"SELECT trace_id FROM agent_runs WHERE agent = 'calc' AND input LIKE '%{task}%'")[0][0]
+        shown = {s["span_id"]: json.loads(s["attributes"]) for s in client.get(f"/api/runs/{trace}").json()["spans"]}
+        viewed = {sid: json.loads(a) for sid, a in _sql(lake, f"SELECT span_id, attributes FROM spans "
+                                                             f"WHERE trace_id = '{trace}'")}
+        assert shown == viewed
+        root = next(a for a in shown.values() if a.get("gen_ai.operation.name") == "invoke_agent")
+        text = [{"type": "text", "content": task}]
+        assert root["gen_ai.input.messages"] == json.dumps([{"role": "user", "parts": text}])
+        assert root.get("gen_ai.output.messages") == (None if answer is None else json.dumps(
+            [{"role": "assistant", "parts": [{"type": "text", "content": answer}]}]))
+        # the case this checks: keys stored once
+        assert _sql(lake, f"SELECT 1 FROM spans WHERE trace_id = '{trace}' AND attributes_moved NOT NULL")
 
 
 def test_private_and_hidden_runs(client: TestClient, lake: Path) -> None:
