@@ -4,8 +4,8 @@ aggregating every span's attribute keys per request.
 The ``conventions``, ``conventions_keys`` and ``conventions_events`` views
 (storage/queries/conventions.py) are sums over span and log rows, so the rollup keeps
 them as *parts*: each refresh aggregates only the data files it has not seen (a
-compaction's output whose inputs were all seen holds nothing new: ``storage.rollups``'
-rule) into one new part per aggregate, and a reader sums the parts over its window.
+compaction's output whose inputs were all seen holds nothing new:
+``storage.folding``) into one new part per aggregate, and a reader sums the parts over its window.
 Once there are more than ``MAX_PARTS`` parts they are summed into one. Folder
 ``<lake>/_rollups/conventions/``; ``manifest.json`` names the parts and the files folded
 in, replaced atomically. Counts are of rows as written: a span stored twice in two files
@@ -21,14 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from storage import folding
 from storage.files import SEED_DATE, SEED_NAME, DataFile, data_files, partition_dir
-from storage.fs import LakeBusy, LakeFS, open_fs
+from storage.fs import LakeFS, open_fs
 from storage.queries import conventions as sql
-from storage.rollups import _rel, _unseen
 from storage.schema import LOGS, SPANS
 
 FOLDER = ("_rollups", "conventions")
-MANIFEST = "manifest.json"
+MANIFEST = folding.MANIFEST
 FORMAT = 1  # bump when a part's columns or meaning change: the rollup is rebuilt
 MAX_PARTS = 16
 FILES_PER_STEP = 200  # new data files aggregated in one statement
@@ -61,28 +61,14 @@ def current(root: str | Path) -> Snapshot | None:
 
 
 def pending(root: str | Path) -> bool:
-    """Whether ``refresh`` has anything to fold in (a listing and the manifest)."""
-    fs = open_fs(root)
-    path = fs.path(*FOLDER, MANIFEST)
-    if not fs.exists(path):
-        return True
-    m = fs.read_json(path)
-    if m.get("format") != FORMAT:
-        return True
-    return any(_unseen(fs, data_files(fs, t), set(m["seen"].get(t.name, ()))) for t in (SPANS, LOGS))
+    """Whether ``refresh`` has anything to fold in (storage.folding.pending)."""
+    return folding.pending(root, FOLDER, FORMAT, (SPANS, LOGS))
 
 
 def refresh(root: str | Path) -> int | None:
     """Fold the lake's new span and log files in; the new version (None: another process
     is refreshing)."""
-    fs = open_fs(root)
-    folder = fs.path(*FOLDER)
-    fs.makedirs(folder)
-    try:
-        with fs.lock(posixpath.join(folder, "_refresh.lock"), wait=False):
-            return _refresh(fs, folder)
-    except LakeBusy:
-        return None
+    return folding.locked(root, FOLDER, _refresh)
 
 
 def _refresh(fs: LakeFS, folder: str) -> int:
@@ -103,12 +89,12 @@ def _refresh(fs: LakeFS, folder: str) -> int:
             _save(fs, folder, m)
         seen = {t.name: set(m["seen"].get(t.name, ())) for t in (SPANS, LOGS)}
         present = {t.name: data_files(fs, t) for t in (SPANS, LOGS)}
-        new = {t: _unseen(fs, files, seen[t]) for t, files in present.items()}
+        new = {t: folding.unseen(fs, files, seen[t]) for t, files in present.items()}
         for table_name, files in new.items():
             for i in range(0, len(files), FILES_PER_STEP):
                 step = files[i:i + FILES_PER_STEP]
                 _fold(fs, folder, con, m, table_name, step)
-        now_seen = {t: sorted(_rel(fs, f) for f in files) for t, files in present.items()}
+        now_seen = {t: sorted(folding.relative(fs, f) for f in files) for t, files in present.items()}
         if now_seen != {t: sorted(s) for t, s in m["seen"].items()}:  # files compacted away: forget them
             m["seen"] = now_seen
             _save(fs, folder, m)
@@ -141,7 +127,7 @@ def _fold(fs: LakeFS, folder: str, con: Any, m: dict[str, Any], table_name: str,
     fs.sync_folder(folder)
     old = {n for names in m["parts"].values() for n in names}
     seen = dict(m["seen"])
-    seen[table_name] = sorted(set(seen.get(table_name, ())) | {_rel(fs, f) for f in files})
+    seen[table_name] = sorted(set(seen.get(table_name, ())) | {folding.relative(fs, f) for f in files})
     m.update({"version": v, "parts": parts, "seen": seen})
     _save(fs, folder, m)
     keep = old | {n for names in parts.values() for n in names}

@@ -31,8 +31,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from storage.files import SEED_DATE, SEED_NAME, DataFile, data_files, lineage, partition_dir
-from storage.fs import LakeBusy, LakeFS, open_fs
+from storage import folding
+from storage.files import SEED_DATE, SEED_NAME, DataFile, data_files, partition_dir
+from storage.fs import LakeFS, open_fs
 from storage.queries import bind
 from storage.queries import rollups as sql
 from storage.schema import CLUSTER_MEMBERS, EVALS, FAILURE_CLUSTERS, SPANS
@@ -46,7 +47,7 @@ FOLDER = ("_rollups", "runs")
 FORMAT = 2
 EMPTY = "empty.parquet"
 INDEX_SCHEMA = pa.schema([("trace_id", pa.string()), ("agent", pa.string())])
-MANIFEST = "manifest.json"
+MANIFEST = folding.MANIFEST
 DELTA_MIN_ROWS = 50_000
 MERGE_ROWS = 200_000  # base rows rewritten together when the delta is merged
 ROW_GROUP_ROWS = 16_384  # a trace lookup reads one group of the base
@@ -130,31 +131,14 @@ def _snap(fs: LakeFS, folder: str, m: dict[str, Any]) -> Snapshot:
 
 
 def pending(root: str | Path) -> bool:
-    """Whether ``refresh`` has anything to fold in (no DuckDB: a listing, the manifest and,
-    for a new compaction output, its footer) — what a caller checks before paying for a
-    refresh in a process of its own (web/site.py)."""
-    fs = open_fs(root)
-    path = fs.path(*FOLDER, MANIFEST)
-    if not fs.exists(path):
-        return True
-    m = fs.read_json(path)
-    if m.get("format") != FORMAT:
-        return True
-    seen = m["seen"]
-    return any(_unseen(fs, data_files(fs, t), set(seen.get(t.name, ()))) for t in WATCHED)
+    """Whether ``refresh`` has anything to fold in (storage.folding.pending)."""
+    return folding.pending(root, FOLDER, FORMAT, WATCHED)
 
 
 def refresh(root: str | Path) -> Refreshed | None:
     """Fold what the lake gained since the last refresh into the rollup. None when another
     process is refreshing it (it will fold the same files in)."""
-    fs = open_fs(root)
-    folder = fs.path(*FOLDER)
-    fs.makedirs(folder)
-    try:
-        with fs.lock(posixpath.join(folder, "_refresh.lock"), wait=False):
-            return _refresh(fs, folder)
-    except LakeBusy:
-        return None
+    return folding.locked(root, FOLDER, _refresh)
 
 
 def _refresh(fs: LakeFS, folder: str) -> Refreshed:
@@ -175,8 +159,8 @@ def _refresh(fs: LakeFS, folder: str) -> Refreshed:
     m: dict[str, Any] = fs.read_json(path)
     seen = {t.name: set(m["seen"].get(t.name, ())) for t in WATCHED}
     present = {t.name: data_files(fs, t) for t in WATCHED}
-    new = {t: _unseen(fs, files, seen[t]) for t, files in present.items()}
-    now_seen = {t: sorted(_rel(fs, f) for f in files) for t, files in present.items()}
+    new = {t: folding.unseen(fs, files, seen[t]) for t, files in present.items()}
+    now_seen = {t: sorted(folding.relative(fs, f) for f in files) for t, files in present.items()}
     if not any(new.values()):
         if now_seen != {t: sorted(s) for t, s in seen.items()}:  # files compacted away: forget them
             _save(fs, folder, m, m["base"], m["delta"], m["index"], now_seen, bump=False)
@@ -256,7 +240,7 @@ def _step(fs: LakeFS, folder: str, con: Any, m: dict[str, Any], rows: pa.Table,
         delta = RUNS_SCHEMA.empty_table()
     _write(fs, delta, posixpath.join(folder, delta_name))
     fs.sync_folder(folder)
-    seen = {t: sorted(set(m["seen"].get(t, ())) | {_rel(fs, f) for f in folded.get(t, ())})
+    seen = {t: sorted(set(m["seen"].get(t, ())) | {folding.relative(fs, f) for f in folded.get(t, ())})
             for t in (w.name for w in WATCHED)}
     old = {*m["base"].values(), m["delta"], m["index"]}
     _save(fs, folder, m, base, delta_name, index, seen, bump=True)
@@ -298,23 +282,6 @@ def _trace_ids(con: Any, fs: LakeFS, files: list[DataFile]) -> list[str]:
     return [r[0] for r in con.execute(sql.TRACE_IDS, {"files": [fs.uri(f.path) for f in files]}).fetchall()]
 
 
-def _unseen(fs: LakeFS, files: list[DataFile], seen: set[str]) -> list[DataFile]:
-    """The files not folded in yet — but not a compaction's output whose inputs all were."""
-    known = set(seen)
-    out = []
-    # parts and commits first: a compaction of this very refresh's new parts is then known
-    for f in sorted((f for f in files if _rel(fs, f) not in seen), key=lambda f: (-f.kind_rank, f)):
-        if f.kind_rank == 0:
-            inputs = lineage(fs, f.path)
-            folder = posixpath.dirname(_rel(fs, f))
-            if inputs is not None and all(posixpath.join(folder, n) in known for n in inputs):
-                known.add(_rel(fs, f))
-                continue
-        out.append(f)
-        known.add(_rel(fs, f))
-    return out
-
-
 def _connection(fs: LakeFS) -> Any:
     import duckdb
 
@@ -354,10 +321,6 @@ def _around(days: set[str]) -> set[str]:
         day = dt.date.fromisoformat(d)
         out |= {(day + dt.timedelta(days=k)).isoformat() for k in (-1, 0, 1)}
     return out
-
-
-def _rel(fs: LakeFS, f: DataFile) -> str:
-    return posixpath.relpath(f.path, fs.root)
 
 
 def _conform(table: pa.Table) -> pa.Table:
