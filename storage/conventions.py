@@ -29,7 +29,7 @@ from storage.schema import LOGS, SPANS
 
 FOLDER = ("_rollups", "conventions")
 MANIFEST = folding.MANIFEST
-FORMAT = 1  # bump when a part's columns or meaning change: the rollup is rebuilt
+FORMAT = 2  # bump when a part's columns or meaning change: the rollup is rebuilt
 MAX_PARTS = 16
 FILES_PER_STEP = 200  # new data files aggregated in one statement
 MEMORY_LIMIT = "1GB"

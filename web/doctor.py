@@ -191,6 +191,10 @@ def _scope(k: tuple[Any, ...], s: dict[str, Any], keys: list[tuple[str, int]], e
             # a call that did not stream has no first token: only none at all is a gap
             if missing and (field != "ttft" or missing == calls):
                 findings.append(_finding(gap, name, f"{missing} of {calls} llm calls {what}"))
+    no_args, no_result = s["tool_calls"] - s["with_tool_arguments"], s["tool_calls"] - s["with_tool_result"]
+    if no_args or no_result:
+        findings.append(_finding("tool_io", name, f"of {s['tool_calls']} tool spans, {no_args} without their "
+                                                  f"arguments, {no_result} without their result"))
     if s["tool_calls"] and s["with_tool_call_id"] < s["tool_calls"]:
         findings.append(_finding("tool_call_id", name, f"{s['tool_calls'] - s['with_tool_call_id']} of "
                                                        f"{s['tool_calls']} tool spans without the call id"))
@@ -203,6 +207,8 @@ def _scope(k: tuple[Any, ...], s: dict[str, Any], keys: list[tuple[str, int]], e
         "semconv": coverage.semconv_version(present), "llm_calls": calls,
         "shares": {field: _share(n, calls) for field, n in counts.items()},
         "tool_calls": s["tool_calls"], "tool_call_id_share": _share(s["with_tool_call_id"], s["tool_calls"]),
+        "tool_arguments_share": _share(s["with_tool_arguments"], s["tool_calls"]),
+        "tool_result_share": _share(s["with_tool_result"], s["tool_calls"]),
         "tool_call_requests": s["tool_call_requests"], "agent_spans": s["agent_spans"],
         "deprecated": deprecated, "unread": unread[:TOP_KEYS], "unread_keys": len(unread), "findings": findings,
     }

@@ -89,6 +89,19 @@ FIXES: dict[str, Fixes] = {
                      "gen_ai.tool.name on the tool function's span"),
         ("*", "give each tool execution a span with gen_ai.operation.name=execute_tool and gen_ai.tool.name"),
     ],
+    # tool spans without their arguments or result: the same content capture as messages
+    "tool_io": [
+        *((p, _CAPTURE) for p in _UTIL_GENAI),
+        ("gcp.vertex.agent*", _ADK),
+        ("openinference.instrumentation.*", _OPENINFERENCE),
+        ("openlit*", _OPENLIT),
+        ("traceloop.*", _OPENLLMETRY),
+        ("opentelemetry.instrumentation.*", _OPENLLMETRY),
+        ("ai", _AI_SDK),
+        ("pydantic-ai*", _PYDANTIC_AI),
+        ("logfire*", _PYDANTIC_AI),
+        ("*", "set gen_ai.tool.call.arguments and gen_ai.tool.call.result on the tool's span"),
+    ],
     # tool spans without the call id
     "tool_call_id": [
         ("*", "set gen_ai.tool.call.id on the tool's span (the id of the model's tool call)"),

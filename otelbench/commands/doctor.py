@@ -96,6 +96,9 @@ def render(data: dict[str, Any], out: TextIO, *, width: int = 80) -> None:
             say(f"conventions: {conv}" + (f"; semconv {sc['semconv']}" if sc["semconv"] else ""), 4)
             if sc["llm_calls"]:
                 say("llm calls with: " + ", ".join(f"{CALL_LABELS[k]} {_pct(v)}" for k, v in sc["shares"].items()), 4)
+            if sc["tool_calls"]:
+                say(f"tool spans with: arguments {_pct(sc['tool_arguments_share'])}, result "
+                    f"{_pct(sc['tool_result_share'])}, call id {_pct(sc['tool_call_id_share'])}", 4)
             if sc["deprecated"]:
                 say("deprecated: " + ", ".join(f"{d['key']} → {d['current']} ({d['spans']})"
                                                for d in sc["deprecated"]), 4)

@@ -248,8 +248,8 @@ KNOWN_GAPS: dict[str, dict[str, str]] = {
     "langchain": {
         "llm_calls[0].ttft_ms": "not sent: openinference-instrumentation-langchain has no first-token event",
         "llm_calls[1].ttft_ms": "not sent: openinference-instrumentation-langchain has no first-token event",
-        "tool_calls[0].arguments": "the TOOL span's input.value is the tool's input string ('Paris'); the arguments "
-                                   "object is only in the asking call's tool_call part",
+        "tool_calls[0].arguments": "sent otherwise: the TOOL span's input.value is the tool's input string ('Paris'); "
+                                   "the arguments object is only in the asking call's tool_call part",
     },
     "llamaindex": {
         **{field: "the name is only in Python reprs of workflow-step CHAIN spans (current_agent_name='…')"

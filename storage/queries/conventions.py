@@ -53,7 +53,9 @@ def scope_rows_sql(source: str) -> str:
     count(*) FILTER (WHERE {_LLM} AND ttft_ms IS NOT NULL) AS with_ttft,
     count(*) FILTER (WHERE {_LLM} AND list_contains(finish_reasons, 'tool_call')) AS tool_call_requests,
     count(*) FILTER (WHERE span_type = 'tool') AS tool_calls,
-    count(*) FILTER (WHERE span_type = 'tool' AND tool_call_id IS NOT NULL) AS with_tool_call_id
+    count(*) FILTER (WHERE span_type = 'tool' AND tool_call_id IS NOT NULL) AS with_tool_call_id,
+    count(*) FILTER (WHERE span_type = 'tool' AND tool_arguments IS NOT NULL) AS with_tool_arguments,
+    count(*) FILTER (WHERE span_type = 'tool' AND tool_result IS NOT NULL) AS with_tool_result
 FROM {source}
 GROUP BY ALL"""
 
@@ -102,7 +104,8 @@ EVENT_ROWS = event_rows_sql(_FILES)
 # Summing the rollup's parts into one (merging them): $parts, the part files.
 _SUM_SCOPES = ("spans, named_spans, request_named_spans, agent_spans, llm_calls, with_request_model, "
                "with_response_model, with_tokens, with_reported_cost, with_input_messages, "
-               "with_output_messages, with_finish_reasons, with_ttft, tool_call_requests, tool_calls, with_tool_call_id")
+               "with_output_messages, with_finish_reasons, with_ttft, tool_call_requests, tool_calls, with_tool_call_id, "
+               "with_tool_arguments, with_tool_result")
 MERGED_SCOPES = (f"SELECT date, owner, agent, service_name, scope_name, scope_version, "
                  + ", ".join(f"CAST(sum({c}) AS BIGINT) AS {c}" for c in _SUM_SCOPES.split(", "))
                  + " FROM read_parquet($parts) GROUP BY ALL ORDER BY ALL")
