@@ -226,3 +226,22 @@ def test_the_command_on_an_empty_lake(tmp_path: Path, capsys: pytest.CaptureFixt
 
     assert main(["doctor", "--lake", str(tmp_path / "lake")]) == 0
     assert "no spans in this window" in capsys.readouterr().out
+
+
+def test_otelbench_own_traces_are_not_reported() -> None:
+    """The judge's calls and benchmark evidence are not a user's instrumentation."""
+    import datetime as dt
+
+    from storage.queries.conventions import _SUM_SCOPES
+    from storage.queries.views import BENCH_SERVICE, JUDGE_SERVICE
+    from web.doctor import report as pure_report
+
+    def scope(service: str) -> dict[str, Any]:
+        return {**dict.fromkeys(_SUM_SCOPES.split(", "), 0), "spans": 3, "llm_calls": 3, "agent": service,
+                "service_name": service, "scope_name": "s", "scope_version": None}
+
+    rows = [scope(s) for s in (JUDGE_SERVICE, BENCH_SERVICE, "weather-app")]
+    keys = [{"service_name": r["service_name"], "scope_name": "s", "scope_version": None, "key": "k", "spans": 3}
+            for r in rows]
+    r = pure_report(rows, keys, [], [], since=dt.date(2026, 1, 1), window="all", source="views")
+    assert [s["service"] for s in r["services"]] == ["weather-app"]

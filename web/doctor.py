@@ -21,6 +21,7 @@ from storage import conventions as rollup
 from storage import rollups
 from storage.queries import conventions as sql
 from storage.queries.rollups import RUNS_CTE
+from storage.queries.views import BENCH_SERVICE, JUDGE_SERVICE
 from web.doctor_fixes import fix
 from web.site import BadRequest, NotFound
 
@@ -29,6 +30,8 @@ WINDOW = re.compile(r"^(\d+)([hdw])$")
 _UNITS = {"h": "hours", "d": "days", "w": "weeks"}
 DEFAULT_WINDOW = "7d"
 LABELS = {c.name: c.label for c in coverage.CONVENTIONS}
+# otelbench's own traces (the judge's calls, benchmark evidence): not a user's instrumentation
+OWN_SERVICES = frozenset({JUDGE_SERVICE, BENCH_SERVICE})
 
 # the llm-call fields whose share the report gives: (name, count column)
 CALL_FIELDS = (("request_model", "with_request_model"), ("response_model", "with_response_model"),
@@ -127,6 +130,8 @@ def report(scopes: list[dict[str, Any]], keys: list[dict[str, Any]], events: lis
            runs: list[dict[str, Any]], *, since: dt.date, window: str, source: str,
            agent: str | None = None) -> dict[str, Any]:
     """The report (see the module's docstring) of the rows of the four statements."""
+    scopes, keys, events = ([r for r in rows if r["service_name"] not in OWN_SERVICES]
+                            for rows in (scopes, keys, events))
     by_scope: dict[tuple[Any, ...], dict[str, Any]] = {}
     named: dict[str, bool] = defaultdict(bool)  # agent -> some span (or request) names it
     agents_of: dict[str, set[str]] = defaultdict(set)  # service -> its agents
