@@ -232,12 +232,12 @@ def test_otelbench_own_traces_are_not_reported() -> None:
     """The judge's calls and benchmark evidence are not a user's instrumentation."""
     import datetime as dt
 
-    from storage.queries.conventions import _SUM_SCOPES
+    from storage.queries.conventions import SCOPE_COUNTS
     from storage.queries.views import BENCH_SERVICE, JUDGE_SERVICE
     from web.doctor import report as pure_report
 
     def scope(service: str) -> dict[str, Any]:
-        return {**dict.fromkeys(_SUM_SCOPES.split(", "), 0), "spans": 3, "llm_calls": 3, "agent": service,
+        return {**dict.fromkeys(SCOPE_COUNTS, 0), "spans": 3, "llm_calls": 3, "agent": service,
                 "service_name": service, "scope_name": "s", "scope_version": None}
 
     rows = [scope(s) for s in (JUDGE_SERVICE, BENCH_SERVICE, "weather-app")]

@@ -102,12 +102,13 @@ KEY_ROWS = key_rows_sql(_FILES)
 EVENT_ROWS = event_rows_sql(_FILES)
 
 # Summing the rollup's parts into one (merging them): $parts, the part files.
-_SUM_SCOPES = ("spans, named_spans, request_named_spans, agent_spans, llm_calls, with_request_model, "
-               "with_response_model, with_tokens, with_reported_cost, with_input_messages, "
-               "with_output_messages, with_finish_reasons, with_ttft, tool_call_requests, tool_calls, with_tool_call_id, "
-               "with_tool_arguments, with_tool_result")
-MERGED_SCOPES = (f"SELECT date, owner, agent, service_name, scope_name, scope_version, "
-                 + ", ".join(f"CAST(sum({c}) AS BIGINT) AS {c}" for c in _SUM_SCOPES.split(", "))
+# the counts of a scope row (scope_rows_sql), summed when parts merge
+SCOPE_COUNTS = ("spans", "named_spans", "request_named_spans", "agent_spans", "llm_calls", "with_request_model",
+                "with_response_model", "with_tokens", "with_reported_cost", "with_input_messages",
+                "with_output_messages", "with_finish_reasons", "with_ttft", "tool_call_requests", "tool_calls",
+                "with_tool_call_id", "with_tool_arguments", "with_tool_result")
+_SUMS = ", ".join(f"CAST(sum({c}) AS BIGINT) AS {c}" for c in SCOPE_COUNTS)
+MERGED_SCOPES = ("SELECT date, owner, agent, service_name, scope_name, scope_version, " + _SUMS
                  + " FROM read_parquet($parts) GROUP BY ALL ORDER BY ALL")
 MERGED_KEYS = ("SELECT date, owner, agent, service_name, scope_name, scope_version, key, "
                "CAST(sum(spans) AS BIGINT) AS spans FROM read_parquet($parts) GROUP BY ALL ORDER BY ALL")
@@ -126,8 +127,7 @@ _SCOPE = "service_name, scope_name, scope_version"
 def scopes_read_sql(source: str) -> str:
     """Per (service, scope, version, agent): the summed counts over the window ($since: a DATE),
     of ``source`` (the view, or ``read_parquet($parts)`` of the rollup)."""
-    sums = ", ".join(f"CAST(sum({c}) AS BIGINT) AS {c}" for c in _SUM_SCOPES.split(", "))
-    return (f"SELECT {_SCOPE}, agent, {sums} FROM {source} "
+    return (f"SELECT {_SCOPE}, agent, {_SUMS} FROM {source} "
             f"WHERE {_VISIBLE} GROUP BY ALL ORDER BY {_SCOPE}, agent")
 
 

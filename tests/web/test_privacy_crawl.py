@@ -21,7 +21,6 @@ import json
 import re
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
