@@ -29,7 +29,9 @@ span that holds them, often in the same request, in a long run several requests 
    trace's agent to arrive; then it goes to its service.
 
 Privacy: a span, run or score of a private agent or owner — and any span of a trace whose
-agent (rule 3) is private — is dropped here (counted), and a
+agent (rule 3) is private — is dropped here (counted). While any agent is private, a span
+whose agent came from rules 3 to 5 (a guess: a parent not arrived yet may be a private
+sub-agent's) goes out without its name, model, tool, error and events. A
 ``hide_io`` agent's or owner's messages carry no error text; no message carries inputs,
 outputs, messages or attributes.
 """
@@ -112,7 +114,7 @@ class Feed:
             if agent is None:
                 self._hold(r, now, out)
             else:
-                out += self._emit(r, agent, rooted)
+                out += self._emit(r, agent, rooted, guessed=lake is None)
         for trace in {r["trace_id"] for r in rows}:
             if trace in self.held and (t := self.traces.get(trace)) is not None and t.agent is not None:
                 out += self._release(trace, rooted)
@@ -150,7 +152,7 @@ class Feed:
         for r in rows:
             if known is None:
                 self.counts["fallback"] += 1
-            out += self._emit(r, known or r["service_name"], rooted)
+            out += self._emit(r, known or r["service_name"], rooted, guessed=True)
         return out
 
     def _trace(self, trace: str) -> _Trace:
@@ -163,7 +165,10 @@ class Feed:
             self.traces.move_to_end(trace)
         return t
 
-    def _emit(self, r: dict[str, Any], agent: str, rooted: set[str]) -> list[Out]:
+    def _emit(self, r: dict[str, Any], agent: str, rooted: set[str], guessed: bool = False) -> list[Out]:
+        """``guessed``: the agent is not the lake's rule over the span's chain of parents
+        (rules 3 to 5): a parent not arrived yet may be a private agent's span, so while any
+        agent is private such a span goes out without its names (``span_message``)."""
         t = self.traces.get(r["trace_id"]) or _Trace()
         t.genai = t.genai or r["span_type"] in GENAI
         t.errored = t.errored or (r["span_type"] == "agent" and r["status_code"] == "error")
@@ -172,7 +177,8 @@ class Feed:
             self.counts["private"] += 1  # its own agent's, or a span of a private agent's run
         else:
             self.counts["spans"] += 1
-            out.append((agent_topic(agent), span_message(r, agent, self.hidden(agent, r["owner"]))))
+            unsure = guessed and bool(self.privacy.private_agents)
+            out.append((agent_topic(agent), span_message(r, agent, self.hidden(agent, r["owner"]), unsure)))
         run_agent = t.agent or agent  # a run is its outermost agent's, as in agent_runs
         if r["parent_span_id"] is None:
             if t.genai and not t.done:
@@ -231,19 +237,24 @@ def _lake_agents(rows: Sequence[dict[str, Any]]) -> list[str | None]:
                    column("service_name"), column("resolved_agent"), column("request_agent")).to_pylist()
 
 
-def span_message(r: dict[str, Any], agent: str, hidden: bool) -> dict[str, Any]:
+UNATTRIBUTED = "(its agent not known yet)"  # the name a span without its names goes out with
+
+
+def span_message(r: dict[str, Any], agent: str, hidden: bool, unnamed: bool = False) -> dict[str, Any]:
+    """``unnamed``: its times, status and tokens only — no name, model, tool, error or events
+    (a span whose agent is a guess while some agent is private)."""
     start = _us(r["start_time"])
     return {
         "type": "span", "agent": agent, "trace_id": r["trace_id"], "span_id": r["span_id"],
-        "parent_span_id": r["parent_span_id"], "name": _clip(r["name"]), "span_type": r["span_type"],
-        "status": r["status_code"], "start_ms": None if start is None else start // 1000,
-        "duration_ms": r["duration_ms"], "model": _clip(r["response_model"] or r["request_model"]),
-        "tool": _clip(r["tool_name"]), "input_tokens": r["input_tokens"], "output_tokens": r["output_tokens"],
-        "cost_usd": r["cost_usd"],
+        "parent_span_id": r["parent_span_id"], "name": UNATTRIBUTED if unnamed else _clip(r["name"]),
+        "span_type": r["span_type"], "status": r["status_code"], "start_ms": None if start is None else start // 1000,
+        "duration_ms": r["duration_ms"], "model": None if unnamed else _clip(r["response_model"] or r["request_model"]),
+        "tool": None if unnamed else _clip(r["tool_name"]), "input_tokens": r["input_tokens"],
+        "output_tokens": r["output_tokens"], "cost_usd": r["cost_usd"],
         # error texts quote what the agent was given: never for hide_io
-        "error_type": None if hidden else _clip(r["error_type"]),
-        "error_message": None if hidden else _clip(r["error_message"]),
-        "events": _events(r["events"], start),
+        "error_type": None if hidden or unnamed else _clip(r["error_type"]),
+        "error_message": None if hidden or unnamed else _clip(r["error_message"]),
+        "events": [] if unnamed else _events(r["events"], start),
     }
 
 

@@ -198,3 +198,24 @@ def test_a_private_agents_run_is_dropped_even_when_a_public_span_ends_it() -> No
     rows = [span("b", "r", span_type="agent", agent="payroll"), span("r", span_type="other", request_agent="pub")]
     feed = Feed(Privacy(private_agents=("payroll",)))
     assert feed.spans(rows, now=0.0) == [] and feed.counts["private"] == 2  # the root's span is the run's too
+
+
+def test_a_span_whose_agent_is_a_guess_goes_out_without_its_names_while_an_agent_is_private() -> None:
+    # a private sub-agent's call, sent before its agent span by a request naming a public
+    # agent: nothing yet says whose it is
+    call = dict(request_model="secret-model", tool_name="secret-tool", status_code="error", error_type="E",
+                error_message="secret text", events='[{"name": "secret-event", "time_unix_nano": 1}]')
+    for private, shown in (((), True), (("payroll",), False)):
+        feed = Feed(Privacy(private_agents=private))
+        [msg] = [m for topic, m in feed.spans([span("c", "b", request_agent="pub", **call)], now=0.0)
+                 if m["type"] == "span"]
+        text = json.dumps(msg)
+        assert msg["agent"] == "pub" and msg["duration_ms"] == 5.0 and msg["status"] == "error"
+        assert ("secret" in text) == shown, text
+    # once its agent span arrives with it, the lake's rule knows: dropped as private, named if public
+    feed = Feed(Privacy(private_agents=("payroll",)))
+    assert feed.spans([span("c", "b", request_agent="pub", **call),
+                       span("b", "r", span_type="agent", agent="payroll")], now=0.0) == []
+    out = feed.spans([span("d", "e", trace="3" * 32, request_agent="pub", **call),
+                      span("e", "r", trace="3" * 32, span_type="agent", agent="pub")], now=0.0)
+    assert any("secret-model" in json.dumps(m) for _, m in out)
