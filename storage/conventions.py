@@ -23,7 +23,7 @@ from typing import Any
 
 from storage import folding
 from storage.files import SEED_DATE, SEED_NAME, DataFile, data_files, partition_dir
-from storage.fs import LakeFS, open_fs
+from storage.fs import LakeFS
 from storage.queries import conventions as sql
 from storage.schema import LOGS, SPANS
 
@@ -49,14 +49,10 @@ class Snapshot:
 
 def current(root: str | Path) -> Snapshot | None:
     """The rollup now; None before the first ``refresh`` (or of another format)."""
-    fs = open_fs(root)
-    folder = fs.path(*FOLDER)
-    try:
-        m = fs.read_json(posixpath.join(folder, MANIFEST))
-    except FileNotFoundError:
+    found = folding.manifest(root, FOLDER, FORMAT)
+    if found is None:
         return None
-    if m.get("format") != FORMAT:
-        return None
+    fs, folder, m = found
     return Snapshot(m["version"], {k: [fs.uri(posixpath.join(folder, n)) for n in m["parts"][k]] for k in KINDS})
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from storage.files import DataFile, data_files, lineage
 from storage.fs import LakeBusy, LakeFS, open_fs
@@ -20,6 +20,18 @@ from storage.schema import Table
 
 MANIFEST = "manifest.json"
 T = TypeVar("T")
+
+
+def manifest(root: str | Path, folder: tuple[str, ...], fmt: int) -> tuple[LakeFS, str, dict[str, Any]] | None:
+    """The rollup's filesystem, folder path and manifest; None before its first refresh,
+    or when it is of another format (the next refresh rebuilds it)."""
+    fs = open_fs(root)
+    path = fs.path(*folder)
+    try:
+        m = fs.read_json(posixpath.join(path, MANIFEST))
+    except FileNotFoundError:
+        return None
+    return (fs, path, m) if m.get("format") == fmt else None
 
 
 def relative(fs: LakeFS, f: DataFile) -> str:

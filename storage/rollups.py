@@ -95,16 +95,10 @@ class Refreshed:
 
 
 def current(root: str | Path) -> Snapshot | None:
-    """The rollup as the manifest names it now; None before the first ``refresh``."""
-    fs = open_fs(root)
-    folder = fs.path(*FOLDER)
-    try:
-        m = fs.read_json(posixpath.join(folder, MANIFEST))
-    except FileNotFoundError:
-        return None
-    if m.get("format") != FORMAT:
-        return None  # the next refresh rebuilds it
-    return _snap(fs, folder, m)
+    """The rollup as the manifest names it now; None before the first ``refresh`` (or of
+    another format: the next refresh rebuilds it)."""
+    found = folding.manifest(root, FOLDER, FORMAT)
+    return None if found is None else _snap(*found)
 
 
 def stamp(root: str | Path) -> tuple[int, ...] | None:
