@@ -5,6 +5,7 @@ arrived, and every surface tells the same numbers."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -182,3 +183,19 @@ def test_mcp_tells_the_same(demo: dict[str, Any], web: str) -> None:
     listed = answer(f"{web}/mcp", "list_benchmarks")
     (run,) = sql(demo, "SELECT suite_version FROM suite_runs")
     assert run["suite_version"] in str(listed)
+
+
+def test_the_doctor_reads_the_demos_lake(demo: dict[str, Any]) -> None:
+    done = subprocess.run([sys.executable, "-m", "otelbench", "doctor", "--lake", str(demo["lake"]), "--since", "all",
+                           "--format", "json"], capture_output=True, text=True, cwd=demo["tmp"], timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    services = {s["service"]: s for s in json.loads(done.stdout)["services"]}
+    assert "ops-helper" in services and not {"otelbench-judge", "otelbench-bench"} & set(services)
+    scopes = {sc["scope"]: sc for sc in services["ops-helper"]["scopes"]}
+    openai = scopes["opentelemetry.instrumentation.openai_v2"]  # the real agent's instrumentation
+    assert "genai" in openai["conventions"] and openai["llm_calls"] >= 1
+    assert openai["shares"]["input_messages"] == 1.0  # the demo turns content capture on
+    tools = [sc for sc in scopes.values() if sc["tool_calls"]]
+    assert tools and all(sc["tool_arguments_share"] == 1.0 for sc in tools)  # its tools send their arguments
+    findings = [f for s in services.values() for f in s["findings"] + [f for sc in s["scopes"] for f in sc["findings"]]]
+    assert findings and all(len(f["fix"]) > 20 for f in findings)
