@@ -363,7 +363,9 @@ class Site:
         spans = self.rows(q.RUN_SPANS, trace_id=trace_id, since=since, until=until,
                           span_files=self._day_globs("spans", since, until))
         evals = self.rows(q.RUN_EVAL, trace_id=trace_id)
-        tools = self.rows(q.RUN_TOOL_CALLS, trace_id=trace_id)
+        tools = self.rows(q.RUN_TOOL_CALLS, trace_id=trace_id, since=since, until=until,
+                          span_files=self._day_globs("spans", since, until),
+                          log_files=self._day_globs("logs", since, until))
         cluster = self.run_cluster(trace_id)
         if hidden:
             run["input"] = run["output"] = None

@@ -53,10 +53,11 @@ def read_table_sql(lake_root: str | Path, table: str, *, row_numbers: bool = Fal
     return f"read_parquet({sql_string(table_glob(lake_root, table))}, {_READ_OPTIONS}{extra})"
 
 
-def read_files_sql(files_param: str) -> str:
+def read_files_sql(files_param: str, *, row_numbers: bool = False) -> str:
     """``read_table_sql`` for some of a table's files: a glob or list bound to
     ``$files_param`` (``storage.files.day_globs``, a table's glob)."""
-    return f"read_parquet(${files_param}, {_READ_OPTIONS})"
+    extra = ", filename = true, file_row_number = true" if row_numbers else ""
+    return f"read_parquet(${files_param}, {_READ_OPTIONS}{extra})"
 
 
 def span_attributes_sql(alias: str = "") -> str:

@@ -67,6 +67,14 @@ def span_messages_sql(lake_root: str | Path, logs: str | None = None) -> str:
     is used, and the join still pushes the directions into the scan at run time, so row
     groups of other log records are skipped all the same.
     """
+    source = logs or read_table_sql(lake_root, "logs", row_numbers=True)
+    return f"CREATE OR REPLACE VIEW span_messages AS\n{span_messages_select(source)}"
+
+
+def span_messages_select(logs: str) -> str:
+    """The ``span_messages`` view's SELECT over ``logs`` (log rows with ``filename`` and
+    ``file_row_number``): the rule of ``span_messages_sql``, for a statement that narrows
+    the log rows first (storage.queries.web.RUN_TOOL_CALLS: one run's)."""
     order = "time, filename, file_row_number"
 
     def concat(direction: str) -> str:
@@ -80,13 +88,12 @@ def span_messages_sql(lake_root: str | Path, logs: str | None = None) -> str:
         # json_extract of an absent or null side gives NULL or 'null': both mean "not given"
         return f"nullif(CAST(json_extract(TRY_CAST({latest} AS JSON), '$.{side}') AS VARCHAR), 'null')"
 
-    return f"""CREATE OR REPLACE VIEW span_messages AS
-SELECT
+    return f"""SELECT
     l.trace_id,
     l.span_id,
     coalesce({detail('input')}, {concat('input')}) AS input_messages,
     coalesce({detail('output')}, {concat('output')}) AS output_messages
-FROM {logs or read_table_sql(lake_root, 'logs', row_numbers=True)} AS l
+FROM {logs} AS l
 SEMI JOIN (VALUES ('input'), ('output'), ('details')) AS d(direction) ON l.message_direction = d.direction
 WHERE l.messages IS NOT NULL AND l.trace_id IS NOT NULL AND l.span_id IS NOT NULL
 GROUP BY l.trace_id, l.span_id"""

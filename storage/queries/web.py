@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from storage.queries.rollups import RUNS_CTE
 from storage.queries.tables import derived_select_sql, narrowed_source_sql, read_files_sql, span_attributes_sql
+from storage.queries.tool_links import asked_id, tool_links_ctes
+from storage.queries.views import span_messages_select
 from storage.schema import EVALS
 
 
@@ -93,12 +95,36 @@ SELECT span_id, parent_span_id, CASE WHEN redacted THEN '{PRIVATE_AGENT}' ELSE n
 FROM s
 ORDER BY start_time, span_id"""
 
-# ... its tool calls, each with the llm call that asked for it (the tool_calls view: the
-# run's trace id reaches every scan under it) ...
-RUN_TOOL_CALLS = """SELECT span_id, llm_span_id, tool_name, tool_call_id, arguments, result, status
-FROM tool_calls
-WHERE trace_id = $trace_id
-ORDER BY start_time, span_id"""
+# ... its tool calls, each with the llm call that asked for it: the tool_calls view's
+# columns and link (storage.queries.tool_links), over the run's spans as RUN_SPANS reads
+# them (its days' files and times) and its log events of those days. The link's CTEs read
+# ``spans`` and ``llm_calls``: here two CTEs of those names, the run's rows alone, stand
+# in for the views, which a trace id filter would make scan every file several times over
+# (a second and more at 2 M spans) ...
+RUN_TOOL_CALLS = f"""WITH spans AS (
+    SELECT * FROM {read_files_sql("span_files")}
+    WHERE trace_id = $trace_id AND start_time BETWEEN $since AND $until
+),
+run_messages AS (
+    -- the span_messages view's rule over the run's log events ($log_files: those days')
+    {span_messages_select(f"(SELECT * FROM {read_files_sql('log_files', row_numbers=True)} WHERE trace_id = $trace_id)")}
+),
+llm_calls AS (
+    -- the llm_calls view's output messages: the span's, else its log events'
+    SELECT s.trace_id, s.span_id, s.parent_span_id, s.start_time, s.duration_ms,
+           coalesce(s.output_messages, m.output_messages) AS output_messages
+    FROM spans AS s
+    LEFT JOIN run_messages AS m ON m.trace_id = s.trace_id AND m.span_id = s.span_id AND s.output_messages IS NULL
+    WHERE s.span_type = 'llm'
+),
+{tool_links_ctes()}
+SELECT t.span_id, k.llm_span_id, t.tool_name, coalesce(t.tool_call_id, {asked_id("k")}) AS tool_call_id,
+       t.tool_arguments AS arguments, t.tool_result AS result,
+       CASE WHEN t.status_code = 'error' THEN 'error' ELSE 'ok' END AS status
+FROM spans AS t
+LEFT JOIN tool_links AS k ON k.trace_id = t.trace_id AND k.span_id = t.span_id
+WHERE t.span_type = 'tool'
+ORDER BY t.start_time, t.span_id"""
 
 # ... and its latest judgement with the reasoning (the evals view's rule over that run's
 # rows of $evals_files: compaction sorts evals by trace id, so a few row groups are read).

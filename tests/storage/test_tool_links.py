@@ -5,6 +5,7 @@ not read it."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,8 @@ import pytest
 
 from storage.duckdb import open_lake
 from storage.lake import Lake
-from storage.queries import reports, views
+from storage.queries import reports, views, web
+from storage.queries.tables import table_glob
 from otelbench.testing.rows import agent, batch, llm, log, sid, span, tid, tool
 
 
@@ -24,6 +26,7 @@ def asks(*calls: tuple[str, str]) -> str:
     return json.dumps([{"role": "assistant", "parts": parts, "finish_reason": "tool_call"}])
 
 
+EPOCH, FAR = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc), dt.datetime(2999, 1, 1, tzinfo=dt.timezone.utc)
 ANSWER = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "done"}], "finish_reason": "stop"}])
 
 
@@ -38,8 +41,13 @@ def links(lake: Lake, spans: list[dict[str, Any]]) -> dict[int, tuple[int | None
     """tool span → (the asking llm span, the tool call id), of trace 1."""
     lake.write_batch("01", batch(spans=spans))
     with open_lake(lake.root) as gw:
-        rows = gw.query("SELECT span_id, llm_span_id, tool_call_id FROM tool_calls WHERE trace_id = $t",
-                        {"t": tid(1)}).rows
+        rows = gw.query("SELECT span_id, llm_span_id, tool_call_id FROM tool_calls WHERE trace_id = $t "
+                        "ORDER BY start_time, span_id", {"t": tid(1)}).rows
+        # the run page's statement over the run's own rows says the same
+        run = gw.query(web.RUN_TOOL_CALLS, {"trace_id": tid(1), "since": EPOCH, "until": FAR,
+                                            "span_files": table_glob(lake.root, "spans"),
+                                            "log_files": table_glob(lake.root, "logs")}).rows
+        assert [r[:2] + r[3:4] for r in run] == rows
     return {int(s, 16): (None if llm_id is None else int(llm_id, 16), call_id) for s, llm_id, call_id in rows}
 
 
