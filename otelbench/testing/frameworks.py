@@ -30,8 +30,9 @@ RUNS_SQL = """SELECT agent, root_name, status, llm_calls, tool_calls, input_toke
 CALLS_SQL = """SELECT span_id, agent, operation, provider, request_model, response_model, input_tokens, output_tokens,
                       total_tokens, cost_usd, cost_source, ttft_ms, finish_reasons, input_messages,
                       output_messages FROM llm_calls ORDER BY start_time"""
-TOOLS_SQL = """SELECT agent, tool_name, tool_call_id, arguments, result, llm_span_id, status
-               FROM tool_calls ORDER BY start_time"""
+TOOLS_SQL = """SELECT c.agent, c.tool_name, l.tool_call_id, c.arguments, c.result, l.llm_span_id, c.status
+               FROM tool_calls AS c LEFT JOIN tool_call_links AS l USING (trace_id, span_id)
+               ORDER BY c.start_time"""
 SPANS_SQL = """SELECT name, kind, span_type, operation, agent_name, resolved_agent, tool_name
                FROM spans ORDER BY start_time"""
 

@@ -19,12 +19,11 @@ siblings. ``tool_links_ctes`` adds CTEs ending in ``tool_links``: one row per to
 
 Everything joins on the plain ``trace_id`` strings, so a ``WHERE trace_id = ?`` on the
 view reaches every scan. The llm calls come from ``llm_calls`` (its messages from span
-attributes or log events); nothing here joins into ``llm_calls`` itself. Cost: only a
-query that reads a linked column pays for it (``tool_links`` is a GROUP BY on the view's
-join keys, which DuckDB drops unread: no window function above it, no computed column in
-it); one that does parses the output messages of the llm calls of its traces twice
-(``link_named`` joins itself), cheap for one run, a scan of every call's output for a
-query over the whole lake.
+attributes or log events); nothing here joins into ``llm_calls`` itself. Cost: the output
+messages of the llm calls of its traces are parsed twice (``link_named`` joins itself),
+cheap for one run, a scan of every call's output over a whole lake: so the link is the
+``tool_call_links`` view, not columns of ``tool_calls``, and the run page reads it over
+the run's own rows (storage.queries.web.RUN_TOOL_CALLS).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ Views (documented column by column in docs/schema.md):
   the one place that decides how log events become a call's input/output messages.
 - ``span_agents``: spans that name an agent, by key.
 - ``llm_calls``, ``tool_calls``: one row per llm / tool span, with its agent resolved;
-  a tool call with the llm call that asked for it (``storage.queries.tool_links``).
+  ``tool_call_links``: each tool call's asking llm call (``storage.queries.tool_links``).
 - ``agent_runs``: one row per trace that did any llm, agent or tool work.
 - ``bench_results``, ``bench_tests``: ``otelbench bench`` results (storage.queries.bench).
 - ``suite_cases``, ``suite_runs``: ``otelbench suite run`` results (storage.queries.suites).
@@ -44,7 +44,7 @@ from storage.queries.tool_links import asked_id, tool_links_ctes
 from storage.schema import tables
 
 # The views this module defines, beside one per lake table (storage.queries.tables).
-COMPUTED_VIEWS = ("span_messages", "span_agents", "llm_calls", "tool_calls", "agent_runs", "bench_results",
+COMPUTED_VIEWS = ("span_messages", "span_agents", "llm_calls", "tool_calls", "tool_call_links", "agent_runs", "bench_results",
                   "bench_tests", "suite_cases", "suite_runs", "key_usage", *conventions.VIEWS)
 
 
@@ -163,18 +163,27 @@ LEFT JOIN span_messages AS m ON m.trace_id = c.trace_id AND m.span_id = c.log_sp
 
 def tool_calls_sql() -> str:
     return f"""CREATE OR REPLACE VIEW tool_calls AS
-WITH {_agent_ctes('tool')},
-{tool_links_ctes()}
+WITH {_agent_ctes('tool')}
 SELECT
     c.trace_id, c.span_id,
     c.agent,
-    c.tool_name, coalesce(c.tool_call_id, {asked_id('k')}) AS tool_call_id,
-    c.tool_arguments AS arguments, c.tool_result AS result, k.llm_span_id,
+    c.tool_name, c.tool_call_id,
+    c.tool_arguments AS arguments, c.tool_result AS result,
     CASE WHEN c.status_code = 'error' THEN 'error' ELSE 'ok' END AS status,
     c.duration_ms, c.error_message, c.start_time, c.date
-FROM calls AS c
--- one row per tool span: DuckDB drops the join when no linked column is read
-LEFT JOIN tool_links AS k ON k.trace_id = c.trace_id AND k.span_id = c.span_id"""
+FROM calls AS c"""
+
+
+# The link across spans (storage.queries.tool_links) is a view of its own: in tool_calls,
+# even unread, its scans cost DuckDB's binder every file's metadata again (GROUP BY agent
+# over 2 M spans: 170 -> 540 ms), and reading it over a whole lake parses every llm call's
+# output. Join it on (trace_id, span_id) for the runs you need.
+TOOL_CALL_LINKS_SQL = f"""CREATE OR REPLACE VIEW tool_call_links AS
+WITH {tool_links_ctes()}
+SELECT t.trace_id, t.span_id, k.llm_span_id, coalesce(t.tool_call_id, {asked_id('k')}) AS tool_call_id
+FROM spans AS t
+LEFT JOIN tool_links AS k ON k.trace_id = t.trace_id AND k.span_id = t.span_id
+WHERE t.span_type = 'tool'"""
 
 
 # --------------------------------------------------------------------------- runs
@@ -323,6 +332,7 @@ def view_ddl(lake_root: str | Path) -> list[str]:
         SPAN_AGENTS_SQL,
         llm_calls_sql(),
         tool_calls_sql(),
+        TOOL_CALL_LINKS_SQL,
         AGENT_RUNS_SQL,
         bench_results_sql(),
         bench_tests_sql(),

@@ -1,4 +1,5 @@
-"""tool_calls' link to the llm call that asked for each tool (storage.queries.tool_links),
+"""The link from each tool call to the llm call that asked for it (the ``tool_call_links``
+view, storage.queries.tool_links),
 over a real lake: by id, by order under the parent or the grandparent, none; the id a
 tool span without one takes from the asking call; what the link costs a query that does
 not read it."""
@@ -41,8 +42,9 @@ def links(lake: Lake, spans: list[dict[str, Any]]) -> dict[int, tuple[int | None
     """tool span → (the asking llm span, the tool call id), of trace 1."""
     lake.write_batch("01", batch(spans=spans))
     with open_lake(lake.root) as gw:
-        rows = gw.query("SELECT span_id, llm_span_id, tool_call_id FROM tool_calls WHERE trace_id = $t "
-                        "ORDER BY start_time, span_id", {"t": tid(1)}).rows
+        rows = gw.query("SELECT span_id, l.llm_span_id, l.tool_call_id FROM tool_call_links AS l JOIN spans AS s "
+                        "USING (trace_id, span_id) WHERE trace_id = $t ORDER BY s.start_time, span_id",
+                        {"t": tid(1)}).rows
         # the run page's statement over the run's own rows says the same
         run = gw.query(web.RUN_TOOL_CALLS, {"trace_id": tid(1), "since": EPOCH, "until": FAR,
                                             "span_files": table_glob(lake.root, "spans"),
@@ -149,7 +151,10 @@ def test_the_link_costs_nothing_unread_and_a_trace_filter_reaches_every_scan(lak
         con.execute(stmt)
     unread = _plan(con, reports.TOOL_CALLS_BY_AGENT)
     assert not any("llm" in json.dumps(n.get("extra_info", {})) for n in unread)
-    scans = [n for n in _plan(con, f"SELECT * FROM tool_calls WHERE trace_id = '{tid(1)}'")
+    # the link is a view of its own: tool_calls reads no llm call at all
+    assert not any("output_messages" in json.dumps(n.get("extra_info", {}))
+                   for n in _plan(con, "SELECT * FROM tool_calls"))
+    scans = [n for n in _plan(con, f"SELECT * FROM tool_call_links WHERE trace_id = '{tid(1)}'")
              if n.get("extra_info", {}).get("Function") == "READ_PARQUET"]
     assert len(scans) >= 5  # the tool spans, their parents, the llm calls, theirs, the log events
     assert all(tid(1) in json.dumps(n["extra_info"].get("Filters")) for n in scans)
@@ -169,5 +174,5 @@ def test_files_from_before_the_tool_columns_read_them_as_null(lake: Lake) -> Non
     path.parent.mkdir()
     pq.write_table(pa.Table.from_pydict({k: v for k, v in old.items() if k in old_schema.names}, schema=old_schema), path)
     with open_lake(lake.root) as gw:
-        assert gw.query("SELECT arguments, result, tool_call_id, llm_span_id FROM tool_calls").rows == [
-            (None, None, "c", sid(2))]
+        assert gw.query("SELECT c.arguments, c.result, l.tool_call_id, l.llm_span_id FROM tool_calls AS c "
+                        "JOIN tool_call_links AS l USING (trace_id, span_id)").rows == [(None, None, "c", sid(2))]
