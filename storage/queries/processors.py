@@ -9,7 +9,6 @@ from __future__ import annotations
 from storage.queries.views import JUDGE_SERVICE
 
 
-
 def _own(agent: str, owner: str | None) -> str:
     """Whether a span (its resolved ``agent`` and ``owner`` expressions) speaks for run
     ``r``: a span of a private agent other than the run's (a sub-agent it invoked), or sent
