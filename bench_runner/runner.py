@@ -129,7 +129,7 @@ def run_model(
 ) -> ModelRun:
     problems = [why] if (why := not_offered(server, model)) else []  # the caller should have skipped it
     base_url = server.base_url
-    lookup = locate_gguf(model, server_paths=server.model_paths,
+    lookup = locate_gguf(model, server_paths=server.paths_for(model),
                          roots=default_roots(models_dirs=opts.models_dirs))
     suite = suite_plan(opts)
     cases, runs, warmup = speed_plan(opts)

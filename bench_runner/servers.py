@@ -1,12 +1,13 @@
 """OpenAI-compatible servers: which kind is behind a base URL, its models, unloading.
 
 Recognized by their own endpoints: Ollama (``/api/tags``), LM Studio
-(``/api/v0/models``), llama.cpp's ``llama-server`` (``/props``), vLLM
-(``owned_by: vllm``), llama-cpp-python (``owned_by: me``). Unloading between
-models uses the server's own API where it has one (Ollama ``keep_alive: 0``, LM
-Studio's unload endpoint). llama-cpp-python has none, but a server started with several
-models keeps one loaded and swaps it when a request names another. We never kill
-processes we did not start.
+(``/api/v0/models``), llama.cpp's ``llama-server`` (``/props``; in router mode, a
+``status`` on each listed model), vLLM (``owned_by: vllm``), llama-cpp-python
+(``owned_by: me``). Unloading between models uses the server's own API where it has
+one (Ollama ``keep_alive: 0``, LM Studio's and llama-server's router's unload
+endpoints). llama-cpp-python has none, but a server started with several models keeps
+one loaded and swaps it when a request names another. We never kill processes we did
+not start.
 """
 
 from __future__ import annotations
@@ -45,6 +46,12 @@ class ServerInfo:
     def provider(self) -> str:
         """The value for ``gen_ai.provider.name`` on our spans."""
         return {"llama_cpp_python": "llama_cpp"}.get(self.kind, self.kind)
+
+    def paths_for(self, model: str) -> tuple[str, ...]:
+        """The files the server says serve ``model``: its own path when the listing gives
+        one (a router), else the server's paths (a single-model server's one file)."""
+        own = tuple(m.path for m in self.models if m.id == model and m.path)
+        return own or self.model_paths
 
 
 def model_label(model_id: str) -> str:
@@ -95,6 +102,8 @@ def probe(base_url: str, api_key: str = "local") -> ServerInfo:
         lms = _get(client, root + "/api/v0/models")
         if isinstance(lms, dict) and isinstance(lms.get("data"), list):
             return ServerInfo(base_url, "lm_studio", tuple(_lmstudio_models(lms["data"])))
+        if any(isinstance(m.get("status"), dict) for m in listing):  # llama-server in router mode
+            return ServerInfo(base_url, "llama_cpp", tuple(_router_model(m) for m in listing))
         props = _get(client, root + "/props")
         owners = {str(m.get("owned_by", "")) for m in listing}
         models = tuple(ServerModel(id=str(m.get("id")), extra=m) for m in listing)
@@ -106,6 +115,20 @@ def probe(base_url: str, api_key: str = "local") -> ServerInfo:
         if "me" in owners:  # llama-cpp-python's server: the id is the GGUF path
             return ServerInfo(base_url, "llama_cpp_python", models, tuple(m.id for m in models))
         return ServerInfo(base_url, "openai_compatible", models)
+
+
+def _router_model(entry: dict[str, Any]) -> ServerModel:
+    """A model a llama-server router lists: loaded or not, and its file, read from the
+    arguments it starts the model's server with (``--model PATH``, or ``model`` in its preset)."""
+    status = entry.get("status") or {}
+    args = [str(a) for a in status.get("args") or []]
+    path = next((args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-m", "--model")), None)
+    if path is None:
+        for line in str(status.get("preset") or "").splitlines():
+            key, sep, value = line.partition("=")
+            if sep and key.strip() in ("model", "m"):
+                path = value.strip()
+    return ServerModel(id=str(entry.get("id")), loaded=status.get("value") == "loaded", path=path, extra=entry)
 
 
 def _ollama_models(tags: dict[str, Any]) -> list[ServerModel]:
@@ -137,6 +160,10 @@ def unload(info: ServerInfo, model: str) -> str:
             if info.kind == "lm_studio":
                 r = client.post(root + "/api/v1/models/unload", json={"instance_id": model})
                 return "unloaded (LM Studio API)" if r.status_code == 200 else f"LM Studio unload answered {r.status_code}"
+            if info.kind == "llama_cpp" and any(m.path for m in info.models):  # a router
+                r = client.post(root + "/models/unload", json={"model": model})
+                return ("unloaded (llama-server router API)" if r.status_code == 200
+                        else f"llama-server unload answered {r.status_code}")
     except httpx.HTTPError as exc:
         return f"unload failed: {exc}"
     if info.kind == "llama_cpp_python" and len(info.models) > 1:

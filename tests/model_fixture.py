@@ -1,13 +1,12 @@
 """Pytest plugin: the embedded model, started once per test session.
 
 Enabled from ``tests/conftest.py`` with ``pytest_plugins = ["tests.model_fixture"]``.
-Tests that use ``llama_server`` skip only when llama-cpp-python is not installed;
-CI installs it (``pip install -e '.[model,dev]'``), so there they always run.
+Tests that use ``llama_server`` skip only when llama.cpp's ``llama-server`` is not
+installed; ``scripts/setup.sh`` builds it (CI runs setup), so there they always run.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bench_runner.llama_server import LlamaServer
+from bench_runner.llama_server import LlamaServer, LlamaServerMissing, find_llama_server
 
 
 def bench(*args: str, timeout: int = 900) -> subprocess.CompletedProcess:
@@ -27,8 +26,10 @@ def bench(*args: str, timeout: int = 900) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="session")
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
     """A running ``LlamaServer`` for the embedded SmolLM2-135M; its log lies in the session tmp dir."""
-    if importlib.util.find_spec("llama_cpp") is None:
-        pytest.skip("llama-cpp-python is not installed: pip install 'llama-cpp-python[server]' (or '.[model]')")
+    try:
+        find_llama_server()
+    except LlamaServerMissing as exc:
+        pytest.skip(str(exc))
     log_path = tmp_path_factory.mktemp("llama_server") / "server.log"
     with LlamaServer(log_path=log_path) as server:
         yield server

@@ -1,8 +1,7 @@
-"""bench_runner.llama_server against the real llama.cpp server and the real embedded model."""
+"""bench_runner.llama_server against llama.cpp's real llama-server and the real embedded model."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import queue
 import signal
@@ -18,15 +17,24 @@ from bench_runner.llama_server import (
     EMBEDDED_MODEL_FILE,
     LlamaServer,
     LlamaServerError,
+    LlamaServerMissing,
     find_embedded_model,
+    find_llama_server,
+    model_name,
 )
 
 pytestmark = pytest.mark.model
 
-needs_llama_cpp = pytest.mark.skipif(
-    importlib.util.find_spec("llama_cpp") is None,
-    reason="llama-cpp-python is not installed: pip install 'llama-cpp-python[server]'",
-)
+
+def _installed() -> bool:
+    try:
+        find_llama_server()
+    except LlamaServerMissing:
+        return False
+    return True
+
+
+needs_llama_cpp = pytest.mark.skipif(not _installed(), reason="llama-server is not installed (scripts/setup.sh)")
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -69,13 +77,36 @@ def test_find_embedded_model() -> None:
     assert path.stat().st_size > 50_000_000
 
 
-def test_models_endpoint_reports_the_file_path(llama_server: LlamaServer) -> None:
+def test_the_model_id_is_a_name_and_props_give_the_file(llama_server: LlamaServer) -> None:
     response = httpx.get(f"{llama_server.base_url}/models", timeout=5)
     assert response.status_code == 200
     ids = [m["id"] for m in response.json()["data"]]
-    assert ids == [llama_server.model_id]
-    assert llama_server.model_id == str(llama_server.model_path)
+    assert ids == [llama_server.model_id] == ["SmolLM2-135M-Instruct.Q4_1"]
     assert llama_server.base_url == f"http://127.0.0.1:{llama_server.port}/v1"
+    props = httpx.get(f"{llama_server.root_url}/props", timeout=5).json()
+    assert props["model_path"] == str(llama_server.model_path)
+    assert props["total_slots"] == llama_server.parallel == 4
+
+
+def test_slots_decode_at_once_and_logprobs_come_natively(llama_server: LlamaServer) -> None:
+    """Four requests at once each get a slot of their own (the server's /slots sees them
+    all busy together), and top logprobs come back for every generated token."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def ask(i: int) -> dict:
+        return httpx.post(f"{llama_server.base_url}/chat/completions", timeout=120, json={
+            "model": llama_server.model_id, "max_tokens": 24, "temperature": 0, "logprobs": True, "top_logprobs": 5,
+            "messages": [{"role": "user", "content": f"Write a short poem about the number {i}."}]}).json()
+
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(ask, range(4)))
+    for answer in answers:
+        content = answer["choices"][0]["logprobs"]["content"]
+        assert len(content) == answer["usage"]["completion_tokens"] > 0
+        assert all(len(item["top_logprobs"]) == 5 for item in content)
+        assert answer["timings"]["predicted_n"] == answer["usage"]["completion_tokens"]
+    metrics = httpx.get(f"{llama_server.root_url}/metrics", timeout=5).text
+    assert "llamacpp:tokens_predicted_total" in metrics
 
 
 def test_chat_completion_returns_text(llama_server: LlamaServer) -> None:
@@ -169,7 +200,7 @@ def test_model_serve_command_serves_until_sigterm() -> None:
         lines = _stdout_lines(proc)
         base_url = _next_line(lines, proc).split("base_url:", 1)[1].strip()
         model_id = _next_line(lines, proc).split("model:", 1)[1].strip()
-        assert model_id.endswith(EMBEDDED_MODEL_FILE)
+        assert model_id == model_name(find_embedded_model()) and EMBEDDED_MODEL_FILE.startswith(model_id)
         response = httpx.get(f"{base_url}/models", timeout=5)
         assert response.json()["data"][0]["id"] == model_id
         proc.send_signal(signal.SIGTERM)
@@ -186,19 +217,29 @@ def test_several_models_need_distinct_files(tmp_path: Path) -> None:
     a, b = tmp_path / "a.gguf", tmp_path / "b.gguf"
     a.write_bytes(b"GGUF")
     b.write_bytes(b"GGUF")
-    server = LlamaServer([a, b], n_ctx=2048, n_threads=1)
+    server = LlamaServer([a, b], n_ctx=2048, n_threads=1, binary="/bin/true")
     assert server.model_paths == (a, b) and server.model_path == a
-    assert server.config()["models"] == [
-        {"model": str(p), "n_ctx": 2048, "n_threads": 1, "n_threads_batch": 1} for p in (a, b)
-    ]
+    preset = server.preset()
+    assert f"[a]\nmodel = {a}\nload-on-startup = true" in preset
+    assert f"[b]\nmodel = {b}\nload-on-startup = false" in preset
+    assert "ctx-size = 2048" in preset and "threads = 1" in preset and "kv-unified = true" in preset
     with pytest.raises(LlamaServerError, match="written by start"):
         server.command()
     with pytest.raises(ValueError, match="twice"):
         LlamaServer([a, a])
-    with pytest.raises(ValueError, match="single-model"):
-        LlamaServer([a, b], extra_args=("--verbose", "false"))
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "a.gguf").write_bytes(b"GGUF")
+    with pytest.raises(ValueError, match="share a name"):
+        LlamaServer([a, tmp_path / "other" / "a.gguf"])
     with pytest.raises(ValueError, match="at least one"):
         LlamaServer([])
+
+
+def test_a_missing_binary_is_named_with_the_way_to_build_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTELBENCH_LLAMA_SERVER", str(tmp_path / "nowhere"))
+    with pytest.raises(LlamaServerMissing, match="OTELBENCH_LLAMA_SERVER"):
+        LlamaServer(log_path=tmp_path / "server.log").start()
+    assert not (tmp_path / "server.log").exists()
 
 
 @needs_llama_cpp
@@ -208,16 +249,19 @@ def test_one_server_swaps_between_several_models(tmp_path: Path) -> None:
     second = tmp_path / "second-name.gguf"  # the same weights under another name: a second model id
     second.symlink_to(find_embedded_model())
     with LlamaServer([find_embedded_model(), second], log_path=tmp_path / "server.log") as server:
-        assert server.model_ids == (str(find_embedded_model()), str(second))
-        assert server.config_path is not None and server.config_path.is_file()
+        assert server.model_ids == ("SmolLM2-135M-Instruct.Q4_1", "second-name")
+        assert server.preset_path is not None and server.preset_path.is_file()
         for model in reversed(server.model_ids):  # the second is loaded on demand, replacing the first
             response = httpx.post(f"{server.base_url}/chat/completions", timeout=60, json={
                 "model": model, "messages": [{"role": "user", "content": "Hi"}], "max_tokens": 4})
             assert response.status_code == 200 and response.json()["model"] == model
-        info = servers.probe(server.base_url)
-        assert info.kind == "llama_cpp_python" and info.model_paths == server.model_ids
-        assert "replaces it" in servers.unload(info, server.model_ids[0])
-    assert not server.config_path.exists()
+            info = servers.probe(server.base_url)
+            assert [m.id for m in info.models if m.loaded] == [model]  # one model in memory at a time
+        assert info.kind == "llama_cpp"
+        assert info.paths_for(server.model_ids[0]) == (str(find_embedded_model()),)
+        assert info.paths_for("second-name") == (str(second),)
+        assert servers.unload(info, "SmolLM2-135M-Instruct.Q4_1") == "unloaded (llama-server router API)"
+    assert not server.preset_path.exists()
 
 
 @needs_llama_cpp
@@ -232,7 +276,7 @@ def test_model_serve_takes_several_models(tmp_path: Path) -> None:
         lines = _stdout_lines(proc)
         base_url = _next_line(lines, proc).split("base_url:", 1)[1].strip()
         ids = [_next_line(lines, proc).split("model:", 1)[1].strip() for _ in range(2)]
-        assert ids == [str(find_embedded_model()), str(second)]
+        assert ids == ["SmolLM2-135M-Instruct.Q4_1", "second-name"]
         assert [m["id"] for m in httpx.get(f"{base_url}/models", timeout=5).json()["data"]] == ids
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0

@@ -123,7 +123,7 @@ def _list(info, args, console) -> int:
     for col in ("model", "gguf", "size", "quant", "arch", "path / reason"):
         table.add_column(col, overflow="fold")
     for m in info.models:
-        lk = locate_gguf(m.id, server_paths=info.model_paths, roots=default_roots(models_dirs=tuple(args.models_dir)))
+        lk = locate_gguf(m.id, server_paths=info.paths_for(m.id), roots=default_roots(models_dirs=tuple(args.models_dir)))
         i = lk.info
         table.add_row(m.id, lk.status.value, f"{i.size_bytes / 2**20:.0f} MiB" if i else "—",
                       (i.quantization if i else m.quantization) or "—", (i.architecture if i else m.architecture) or "—",
@@ -148,7 +148,7 @@ def _check(info, args, console) -> int:
     offered = {m.id for m in info.models}
     for model in args.models:
         line(model in offered, f"model {model}", "offered" if model in offered else f"not offered by the server (try --list)")
-        lk = locate_gguf(model, server_paths=info.model_paths, roots=default_roots(models_dirs=tuple(args.models_dir)))
+        lk = locate_gguf(model, server_paths=info.paths_for(model), roots=default_roots(models_dirs=tuple(args.models_dir)))
         line(lk.status == Status.READY, f"gguf {model}", str(lk.info.path) if lk.info else lk.reason)
     if not args.no_otel:
         url = args.otlp_endpoint.rstrip("/") + "/v1/traces"

@@ -228,12 +228,10 @@ def _model_server(args: argparse.Namespace, stack: ExitStack, progress: Progress
     when it is not installed."""
     from rich.markup import escape
 
+    from bench_runner.llama_server import LlamaServer, find_embedded_model, find_llama_server
+
     try:
-        import llama_cpp  # noqa: F401
-
-        from bench_runner.llama_server import LlamaServer, find_embedded_model
-        from processors.judge import EMBEDDED_SERVER_ARGS
-
+        find_llama_server()
         models: list[Path | str] = [find_embedded_model()]
     except Exception as exc:  # noqa: BLE001 — not installed: say so, don't pretend
         progress.say(f"[yellow]no embedded model ({escape(str(exc))}): the steps that need it are skipped[/yellow]")
@@ -245,10 +243,8 @@ def _model_server(args: argparse.Namespace, stack: ExitStack, progress: Progress
             models.append(model_fetch.fetch(log=progress.say))
         except Exception as exc:  # noqa: BLE001 — offline or a bad file: one model it is
             progress.say(f"[yellow]Qwen2.5-Coder-0.5B not available ({escape(str(exc))}); benchmarking SmolLM2 alone[/yellow]")
-    # one model: the judge's prompt cache in RAM; several: a config file, which takes no extra args
-    server = stack.enter_context(LlamaServer(models) if len(models) > 1 else
-                                 LlamaServer(models[0], extra_args=EMBEDDED_SERVER_ARGS))
-    progress.say(f"serving {', '.join(Path(m).name for m in server.model_ids)} at {server.base_url}")
+    server = stack.enter_context(LlamaServer(models))
+    progress.say(f"serving {', '.join(server.model_ids)} at {server.base_url} ({server.parallel} slots)")
     return server
 
 

@@ -16,7 +16,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "model",
         help="run the embedded model (SmolLM2-135M on llama.cpp)",
         description="Run the embedded model, SmolLM2-135M-Instruct Q4_1, or other GGUF files, "
-        "with llama-cpp-python's OpenAI-compatible server; fetch a second model to compare with.",
+        "with llama.cpp's own OpenAI-compatible llama-server; fetch a second model to compare with.",
     )
     sub = parser.add_subparsers(dest="model_command", metavar="SUBCOMMAND")
     sub.required = True

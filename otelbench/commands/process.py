@@ -180,15 +180,14 @@ def endpoint(processors: Any, only: str | None) -> Iterator[Any]:
         yield pipeline.Llm(client, judge.model or "", judge.is_local)
         return
     from bench_runner.llama_server import EmbeddedModelMissing, LlamaServer, LlamaServerError
-    from processors.judge import EMBEDDED_SERVER_ARGS
 
     try:
-        model = judge.model or str(strongest_local_model())
-        server = LlamaServer(model, extra_args=EMBEDDED_SERVER_ARGS).start()
+        server = LlamaServer(judge.model or strongest_local_model(), parallel=judge.concurrency).start()
     except (LlamaServerError, EmbeddedModelMissing) as exc:
         raise pipeline.ProcessorError(f"the embedded judge could not start: {exc}") from exc
     try:
-        yield pipeline.Llm(openai.OpenAI(base_url=server.base_url, api_key="sk-local", max_retries=0), model, True)
+        client = openai.OpenAI(base_url=server.base_url, api_key="sk-local", max_retries=0)
+        yield pipeline.Llm(client, server.model_id or "", True)
     finally:
         server.stop()
 

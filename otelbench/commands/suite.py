@@ -107,11 +107,10 @@ def _judge(suite, args, stack: ExitStack, console):
     url = args.judge
     if url == "embedded":
         from bench_runner.llama_server import EmbeddedModelMissing, LlamaServer, LlamaServerError, find_embedded_model
-        from processors.judge import EMBEDDED_SERVER_ARGS
 
         try:
             with console.status("starting the embedded judge (llama.cpp + SmolLM2-135M)…"):
-                server = stack.enter_context(LlamaServer(find_embedded_model(), extra_args=EMBEDDED_SERVER_ARGS))
+                server = stack.enter_context(LlamaServer(find_embedded_model()))
         except (LlamaServerError, EmbeddedModelMissing, ImportError) as exc:
             console.print(f"[yellow]no judge: {exc}; judge cases stay unscored[/yellow]")
             return None

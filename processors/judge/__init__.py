@@ -26,13 +26,6 @@ from processors.judge.retry import RetryPolicy
 from processors.judge.runs import with_summaries
 from processors.judge.telemetry import JUDGE_SERVICE_NAME, JudgeClient, traced
 
-# How the embedded judge's llama-cpp-python server is started. Its two requests per run
-# (its own answer, the grade) alternate and share the rubric and the run's text; without a
-# cache the server keeps only the last prompt's state, with a RAM cache it resumes each
-# from the longest prefix it holds: SmolLM2 judges ~30 runs/min instead of ~15
-# (docs/judge.md). 256 MiB holds the states of a few dozen recent prompts of a small model.
-EMBEDDED_SERVER_ARGS = ("--cache", "true", "--cache_size", str(256 * 2**20))
-
 
 def check_endpoint(client: Any, model: str) -> None:
     """Raise ``JudgeEndpointError`` (one line) unless ``client`` answers and serves ``model``."""
@@ -42,7 +35,7 @@ def check_endpoint(client: Any, model: str) -> None:
 
 
 __all__ = [
-    "DEFAULT_MAX_INPUT_TOKENS", "DEFAULT_PROMPT", "EMBEDDED_SERVER_ARGS", "EVALS_SCHEMA", "JUDGE_SERVICE_NAME", "Counters", "JudgeClient",
+    "DEFAULT_MAX_INPUT_TOKENS", "DEFAULT_PROMPT", "EVALS_SCHEMA", "JUDGE_SERVICE_NAME", "Counters", "JudgeClient",
     "JudgeEndpointError", "Judgement", "Prompt", "PromptError", "RetryPolicy", "check_endpoint", "judge_runs",
     "judgements", "load_prompt", "traced", "with_summaries",
 ]
