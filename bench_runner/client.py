@@ -519,23 +519,3 @@ def _fill(
     )
     result.server_decode_tps, result.server_prefill_tps, result.server_ttft_ms = server_speeds(stream.server)
     derive_metrics(result, t_send, stream.token_ns, stream.first_visible_ns)
-
-
-def llama_cpp_python_counter(base_url: str, model: str, client: httpx.Client | None = None) -> TokenCounter:
-    """A ``count_tokens`` for llama-cpp-python, which sends neither usage nor timings in
-    streams: its ``/extras/tokenize/count`` re-tokenizes text with the model's own
-    vocabulary (called after the timed stream, so it costs the measurement nothing)."""
-    url = base_url.rstrip("/").removesuffix("/v1") + "/extras/tokenize/count"
-
-    def count(text: str) -> int | None:
-        body = {"input": text, "model": model}
-        try:
-            if client is not None:
-                response = client.post(url, json=body)
-            else:
-                response = httpx.post(url, json=body, timeout=30.0, trust_env=False)
-            return int(response.json()["count"]) if response.status_code == 200 else None
-        except (httpx.HTTPError, ValueError, KeyError):
-            return None
-
-    return count

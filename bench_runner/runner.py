@@ -22,7 +22,7 @@ import httpx
 from opentelemetry.trace import SpanContext
 
 from bench_runner import plausibility, speed, stats, suites
-from bench_runner.client import ErrorKind, RunResult, llama_cpp_python_counter, measure_run
+from bench_runner.client import ErrorKind, RunResult, measure_run
 from bench_runner.gguf import GgufLookup, Status, default_roots, locate_gguf
 from bench_runner.hardware import Hardware
 from bench_runner.servers import ServerInfo
@@ -155,11 +155,9 @@ def run_model(
             spans.model_run(model, base_url, suite.name, suite.version, provider=server.provider,
                             settings=root_settings) as root:
         progress.on_phase("speed")
-        # llama-cpp-python streams no usage and no timings: count with the server's own tokenizer
-        count = llama_cpp_python_counter(base_url, model, client) if server.kind == "llama_cpp_python" else None
         case_results = [
             speed.run_case(c, base_url=base_url, model=model, provider=server.provider, spans=spans, runs=runs,
-                           warmup=warmup, client=client, api_key=opts.api_key, count_tokens=count,
+                           warmup=warmup, client=client, api_key=opts.api_key,
                            on_run=lambda r, c=c: progress.on_request(c.name))
             for c in cases
         ]

@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from otelbench.testing import judge_calibration as cal  # noqa: E402
+from processors.config import DEFAULT_JUDGE_CONCURRENCY  # noqa: E402
 from processors.judge.signals import FAILED_CAP, REFUSAL_CAP, EMPTY_CAP  # noqa: E402
 
 NO_OPINION = 0.5
@@ -168,12 +169,11 @@ def judge(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]], float]:
 
     if args.embedded:
         from bench_runner.llama_server import LlamaServer
-        from processors.judge import EMBEDDED_SERVER_ARGS
 
         path = cal.embedded_model_path(args.embedded)
-        with LlamaServer(path, n_threads=args.threads, extra_args=EMBEDDED_SERVER_ARGS) as server:
+        with LlamaServer(path, n_threads=args.threads) as server:
             results, elapsed = run(server.base_url, server.model_id or str(path), "none")
-        label = f"{args.embedded} ({path.name}, embedded llama-cpp-python)"
+        label = f"{args.embedded} ({path.name}, embedded llama-server)"
     else:
         results, elapsed = run(args.base_url, args.model, args.api_key or os.environ.get("OPENAI_API_KEY", "none"))
         label = f"{args.model} at {args.base_url}"
@@ -189,7 +189,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model", help="the model name at --base-url")
     parser.add_argument("--api-key")
     parser.add_argument("--prompt", default="judge-run")
-    parser.add_argument("--concurrency", type=int, default=1)
+    parser.add_argument("--concurrency", type=int, default=DEFAULT_JUDGE_CONCURRENCY,
+                        help="requests at once (default: the judge's, %(default)s)")
     parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads (embedded)")
     parser.add_argument("--limit", type=int, default=0, help="judge only the first N runs")
     parser.add_argument("--sample", type=int, default=0, help="judge a seeded random subset of N runs")

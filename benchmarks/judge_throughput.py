@@ -1,21 +1,20 @@
 """Runs judged per minute against the embedded model, by concurrency and prefix reuse.
 
-    python benchmarks/judge_throughput.py [--embedded smollm2|qwen] [--runs 12] [--threads N]
+    python benchmarks/judge_throughput.py [--embedded smollm2|qwen] [--runs 24] [--threads N]
 
 Judges the first ``--runs`` calibration runs (otelbench.testing.judge_calibration: each
 ≤ 2,000 characters of task, tools and output) with ``processors.judge.judgements`` and the
-default prompt, at concurrency 1, 2 and 4, in three prefix-reuse settings:
+default prompt, at concurrency 1, 2 and 4, on the embedded ``llama-server`` as
+``otelbench process`` starts it (4 slots sharing one KV cache), in three prefix-reuse settings:
 
 - ``none``: a unique nonce opens every request's system message, so no request can reuse
-  an earlier one's evaluated prompt (and ``cache_prompt: false`` is sent, which llama.cpp's
-  own server reads);
-- ``last``: the requests as the judge sends them; llama-cpp-python keeps the previous
-  request's evaluated prompt and skips its common prefix (``cache_prompt: true`` for
-  llama.cpp's server);
-- ``ram``: as ``last``, on a server started with ``--cache true``: llama-cpp-python keeps
-  the states of earlier prompts in RAM and resumes from the longest matching prefix, so
-  the judge's two kinds of request (its own answer, the grade) each reuse their own fixed
-  part although they alternate.
+  an earlier one's evaluated prompt (and ``cache_prompt: false`` is sent);
+- ``slots``: the requests as the judge sends them (the default): each slot keeps its last
+  prompt's state and the server gives a request the slot whose prompt shares the most with
+  it, so the judge's two kinds of request (its own answer, the grade) each tend to find a
+  slot holding their own fixed part;
+- ``ram``: as ``slots``, with 64 MiB of the server's RAM prompt cache (``--cache-ram``),
+  where idle slots' states are kept and restored.
 
 Prints runs per minute for each (a run is a judgement: the requests it takes). One warm-up
 run is judged first in each server so model loading is not counted.
@@ -34,7 +33,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from otelbench.testing import judge_calibration as cal  # noqa: E402
-from processors.judge import EMBEDDED_SERVER_ARGS  # noqa: E402
 
 CONCURRENCY = (1, 2, 4)
 MAX_RUN_CHARS = 2000
@@ -86,10 +84,10 @@ def measure(base_url: str, model: str, frame: Any, prompt: Any, *, reuse: bool, 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--embedded", choices=cal.EMBEDDED, default="smollm2")
-    parser.add_argument("--runs", type=int, default=12)
+    parser.add_argument("--runs", type=int, default=24)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--prompt", default="judge-run")
-    parser.add_argument("--settings", default="none,last,ram")
+    parser.add_argument("--settings", default="none,slots,ram")
     args = parser.parse_args(argv)
 
     import polars as pl
@@ -107,8 +105,7 @@ def main(argv: list[str] | None = None) -> None:
     settings = args.settings.split(",")
     table: dict[tuple[str, int], float] = {}
     for setting in settings:
-        extra = EMBEDDED_SERVER_ARGS if setting == "ram" else ()
-        with LlamaServer(path, n_threads=args.threads, extra_args=extra) as server:
+        with LlamaServer(path, n_threads=args.threads, cache_ram_mib=64 if setting == "ram" else 0) as server:
             model = server.model_id or str(path)
             measure(server.base_url, model, frame.head(1), prompt, reuse=True, concurrency=1)  # warm-up
             for concurrency in CONCURRENCY:

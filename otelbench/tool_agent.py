@@ -21,8 +21,10 @@ import json
 import math
 import operator
 import re
+import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Literal
 
@@ -379,16 +381,22 @@ def run_task(tracer: Tracer, client: OpenAI, model: str, task: Task) -> Outcome:
 
 
 def run_tasks(tracer: Tracer, base_url: str, model: str, tasks: Sequence[Task] | None = None, *,
-              on_done: Callable[[Outcome], None] | None = None) -> list[Outcome]:
-    """Run ``tasks`` (default :data:`TASKS`) one after another against ``model`` at ``base_url``.
+              on_done: Callable[[Outcome], None] | None = None, concurrency: int = 1) -> list[Outcome]:
+    """Run ``tasks`` (default :data:`TASKS`) against ``model`` at ``base_url``, ``concurrency``
+    at a time (a server with parallel slots decodes them together); outcomes in task order.
 
     The caller has instrumented the ``openai`` package already. ``on_done`` gets each
-    outcome once its span has ended (for a progress line)."""
-    outcomes = []
+    outcome once its span has ended (for a progress line), from one thread at a time."""
+    chosen = list(TASKS if tasks is None else tasks)
+    done = threading.Lock()
     # no retries: a retried timeout would hide the failure and double the wait
     with OpenAI(base_url=base_url, api_key="local", max_retries=0) as client:
-        for task in TASKS if tasks is None else tasks:
-            outcomes.append(run_task(tracer, client, model, task))
+        def one(task: Task) -> Outcome:
+            outcome = run_task(tracer, client, model, task)
             if on_done is not None:
-                on_done(outcomes[-1])
-    return outcomes
+                with done:
+                    on_done(outcome)
+            return outcome
+
+        with ThreadPoolExecutor(max(1, concurrency)) as pool:
+            return list(pool.map(one, chosen))

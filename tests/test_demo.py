@@ -29,10 +29,12 @@ pytestmark = [pytest.mark.model, pytest.mark.slow]
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    import importlib.util
+    from bench_runner.llama_server import LlamaServerMissing, find_llama_server
 
-    if importlib.util.find_spec("llama_cpp") is None:
-        pytest.skip("llama-cpp-python is not installed (pip install '.[model]')")
+    try:
+        find_llama_server()
+    except LlamaServerMissing as exc:
+        pytest.skip(str(exc))
     tmp = tmp_path_factory.mktemp("demo")
     ports = [str(free_port()) for _ in range(3)]
     done = subprocess.run(

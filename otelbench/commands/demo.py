@@ -38,6 +38,7 @@ STEPS = ("serve", "model", "bench", "agents", "judge + clusters", "report")
 SUITE = "grounded-research"
 SERVE_INTERVAL_S = 300.0  # the processors' schedule while the demo keeps serving
 PROGRESS_EVERY_S = 30.0  # a long step's count, in a pipe or a CI log
+AGENT_CONCURRENCY = 2  # the tool agent's tasks and the suite's cases at once: 4 with both, a request per slot
 # --quick's ops-helper tasks: each tool, and each way a run fails for real (otelbench/tool_agent.py)
 QUICK_TASKS = {"calc-product", "conv-distance", "owner-inventory", "status-search", "calc-grouped-sum",
                "file-secrets", "file-windows-log", "status-gateway"}
@@ -195,24 +196,27 @@ def run(args: argparse.Namespace) -> int:
         else:
             with progress.step("model", "the embedded SmolLM2-135M on llama.cpp (seconds: a 100 MB model on CPU)"):
                 server = _model_server(args, stack, progress)
-        # the processors (step 5, then the schedule) judge with the running model
-        judge = {"endpoint": server.base_url, "model": server.model_id, "concurrency": 2} if server else None
+        # the processors (step 5, then the schedule) judge with the running model, a request per slot
+        judge = {"endpoint": server.base_url, "model": server.model_id, "concurrency": server.parallel} \
+            if server else None
         config = _config(args, ports, judge)
         if server is None:
             progress.skip("bench", "no embedded model")
         else:
             with progress.step("bench", "otelbench bench --quick: speed cases and the core tests "
-                                        "(a minute or two: CPU decoding, one request at a time)"):
+                                        "(about a minute: CPU decoding, one request at a time so the speed "
+                                        "figures are the model's alone)"):
                 _bench(server, otlp, out, progress)
         with progress.step("agents", "sample runs, the ops-helper tool agent and the grounded-research suite "
-                                     "(SmolLM2 answers each in about a second)"):
+                                     "at once, two requests each on the model's slots"):
             _sample_runs(otlp, 12 if args.quick else args.runs, progress)
             if server is not None:
+                suite = _start_suite(server, otlp, out, args.quick)
                 _tool_agent(server, otlp, args.quick, progress)
-                _suite(server, otlp, out, args.quick, progress)
+                _finish_suite(suite, progress)
             services.collector.wait_flushed(60)
-        with progress.step("judge + clusters", "every new run judged by the running model (~3 s each on "
-                                               "2 cores), then the failures clustered") as status:
+        with progress.step("judge + clusters", "every new run judged by the running model (a request per "
+                                               "slot), then the failures clustered") as status:
             _process(config, otlp, progress, status)
         with progress.step("report", "what every part made of it"):
             _report(config, console, web, otlp)
@@ -293,29 +297,42 @@ def _tool_agent(server: Any, otlp: str, quick: bool, progress: Progress) -> None
         instrumentor.instrument(tracer_provider=tracer_provider, logger_provider=logger_provider)
         try:
             tool_agent.run_tasks(tracer_provider.get_tracer("otelbench.demo"), server.base_url, server.model_id,
-                                 tasks, on_done=done)
+                                 tasks, on_done=done, concurrency=AGENT_CONCURRENCY)
         finally:
             instrumentor.uninstrument()
     progress.say(f"ops-helper ran {len(tasks)} tasks: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
 
 
-def _suite(server: Any, otlp: str, out: Path, quick: bool, progress: Progress) -> None:
+def _start_suite(server: Any, otlp: str, out: Path, quick: bool) -> tuple[subprocess.Popen[bytes], Path]:
+    """The suite run in a process of its own, beside the tool agent; its report in a log."""
     from bench_runner import agent_suite
 
     suite = agent_suite.find(SUITE)
-    extra: list[str] = ["--concurrency", "2"]  # the suite's own repeats
+    extra: list[str] = ["--concurrency", str(AGENT_CONCURRENCY)]  # the suite's own repeats
     if quick:  # one case of each checker, once
         kinds: dict[str, str] = {}
         for case in suite.spec.cases:
             kinds.setdefault(case.check.kind, case.id)
-        extra = ["--repeats", "1", "--cases", ",".join(kinds.values())]
+        extra += ["--repeats", "1", "--cases", ",".join(kinds.values())]
     env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "local",
-           "OTELBENCH_MODEL": server.model_id, "OTEL_EXPORTER_OTLP_ENDPOINT": otlp}
-    done = subprocess.run([sys.executable, "-m", "otelbench", "suite", "run", SUITE, "--agent",
-                           f"{sys.executable} -m otelbench.research_agent", "--judge", server.base_url,
-                           "--otlp-endpoint", otlp, "--out", str(out / "suites"), *extra], env=env)
-    if done.returncode != 0:
-        progress.say(f"[red]the suite run failed (exit {done.returncode})[/red]")
+           "OTELBENCH_MODEL": server.model_id, "OTEL_EXPORTER_OTLP_ENDPOINT": otlp, "COLUMNS": "120"}
+    log = out / "suite.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("wb") as f:
+        proc = subprocess.Popen([sys.executable, "-m", "otelbench", "suite", "run", SUITE, "--agent",
+                                 f"{sys.executable} -m otelbench.research_agent", "--judge", server.base_url,
+                                 "--otlp-endpoint", otlp, "--out", str(out / "suites"), *extra],
+                                env=env, stdout=f, stderr=subprocess.STDOUT)
+    return proc, log
+
+
+def _finish_suite(started: tuple[subprocess.Popen[bytes], Path], progress: Progress) -> None:
+    proc, log = started
+    code = proc.wait()
+    if code != 0:
+        progress.say(f"[red]the suite run failed (exit {code}); its report is in {log}[/red]")
+        return
+    progress.say(f"ran the {SUITE} suite; its report is in {log}")
 
 
 def _process(config: Any, otlp: str, progress: Progress, status: Any) -> None:

@@ -20,7 +20,6 @@ from bench_runner.client import (
     TokenSource,
     build_request,
     derive_metrics,
-    llama_cpp_python_counter,
     measure_run,
     output_tokens,
     prompt_tokens,
@@ -432,7 +431,7 @@ def test_run_concurrent_overlaps_streams(stub: StubServer) -> None:
     assert load.ttft_ms.n == 8 and load.ttft_ms.p50 is not None and load.ttft_ms.p50 >= 20
 
 
-# -- the real llama.cpp server (llama-cpp-python) ------------------------------------------------
+# -- the real llama.cpp server (llama-server) -----------------------------------------------------
 
 
 @pytest.mark.model
@@ -440,28 +439,13 @@ def test_real_streamed_run(llama_server: LlamaServer) -> None:
     assert llama_server.model_id is not None
     result = measure_run(llama_server.base_url, llama_server.model_id, "Count from one to ten.", max_tokens=24)
     assert result.ok, (result.error, result.evidence)
-    assert result.model == llama_server.model_id  # llama-cpp-python reports the file path
+    assert result.model == llama_server.model_id  # the alias: the file's name
     assert result.finish_reason in ("stop", "length") and result.done_marker
     assert result.text and result.n_token_events > 0
     assert result.ttft_ms is not None and result.e2e_ms is not None and 0 < result.ttft_ms < result.e2e_ms
     assert result.decode_tps is not None and result.decode_tps > 0
-    # The truth about llama-cpp-python 0.3: even with stream_options.include_usage it sends
-    # no usage chunk and no llama.cpp `timings` in a stream, so the count is an estimate.
-    assert result.usage is None and result.server_timings == {}
-    assert result.n_out is not None and result.n_out > 0
-    assert result.n_out_source == TokenSource.ESTIMATE
-    assert result.server_decode_tps is None
-
-
-@pytest.mark.model
-def test_real_run_counted_by_the_servers_tokenizer(llama_server: LlamaServer) -> None:
-    assert llama_server.model_id is not None
-    with httpx.Client(trust_env=False, timeout=60) as client:
-        count = llama_cpp_python_counter(llama_server.base_url, llama_server.model_id, client)
-        result = measure_run(llama_server.base_url, llama_server.model_id, "Name three colours.",
-                             max_tokens=24, client=client, count_tokens=count)  # fmt: skip
-    assert result.ok, (result.error, result.evidence)
-    assert (result.n_out_source, result.n_prompt_source) == (TokenSource.TOKENIZER, TokenSource.TOKENIZER)
-    assert result.n_out is not None and result.n_out > 0
-    # llama-cpp-python streams one token per chunk; re-tokenizing the text agrees closely
-    assert abs(result.n_out - result.n_token_events) <= max(2, result.n_token_events // 10)
+    # llama-server ends a stream with usage (stream_options.include_usage) and its own timings
+    assert result.usage is not None and result.n_out == result.usage["completion_tokens"] == 24
+    assert result.n_out_source == TokenSource.USAGE
+    assert result.server_timings["llama.cpp"]["predicted_n"] == 24
+    assert result.server_decode_tps is not None and result.server_decode_tps > 0

@@ -350,13 +350,16 @@ def test_llama_cpp_server_id_resolves(llama_server: LlamaServer, tmp_path: Path)
     from bench_runner.servers import probe
 
     assert llama_server.model_id is not None
-    found = locate_gguf(llama_server.model_id, roots=default_roots(tmp_path))
+    # The id is a name, not a path: the server's /props say which file it loaded.
+    info = probe(llama_server.base_url)
+    assert info.kind == "llama_cpp" and info.paths_for(llama_server.model_id) == (str(llama_server.model_path),)
+    found = locate_gguf(llama_server.model_id, server_paths=info.paths_for(llama_server.model_id),
+                        roots=default_roots(tmp_path))
     assert found.status is Status.READY, found.reason
     assert found.info is not None and found.info.path.name == REAL_NAME
     assert (found.info.architecture, found.info.quantization, found.info.context_length) == ("llama", "Q4_1", 8192)
 
     # An alias the disk does not know still resolves through the paths the server reports.
-    paths = probe(llama_server.base_url).model_paths
-    via_server = locate_gguf("my-alias", server_paths=paths, roots=default_roots(tmp_path))
+    via_server = locate_gguf("my-alias", server_paths=info.model_paths, roots=default_roots(tmp_path))
     assert via_server.status is Status.READY and via_server.info is not None
     assert via_server.info.source == "server"

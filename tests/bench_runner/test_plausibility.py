@@ -179,17 +179,16 @@ def test_real_llama_cpp_numbers_are_within_the_bounds(llama_server: Any) -> None
     """The embedded model, served for real, timed by the real client, on the probed hardware."""
     import httpx
 
-    from bench_runner.client import llama_cpp_python_counter, measure_run
+    from bench_runner.client import measure_run
     from bench_runner.gguf import Status, locate_gguf
     from bench_runner.hardware import probe_hardware
 
-    found = locate_gguf(llama_server.model_id)
+    found = locate_gguf(llama_server.model_id, server_paths=(str(llama_server.model_path),))
     assert found.status is Status.READY and found.info is not None
     with httpx.Client(timeout=60, trust_env=False) as client:
-        counter = llama_cpp_python_counter(llama_server.base_url, llama_server.model_id, client)
         runs = [
             measure_run(llama_server.base_url, llama_server.model_id, "Count from one to forty in words.",
-                        max_tokens=32, client=client, count_tokens=counter)
+                        max_tokens=32, client=client)
             for _ in range(3)
         ]  # fmt: skip
     assert all(r.ok for r in runs), [r.error for r in runs]

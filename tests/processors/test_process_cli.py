@@ -84,7 +84,7 @@ def test_the_embedded_judge_scores_every_run_once_and_its_own_traces_are_not_run
     assert sorted(r[0] for r in evals) == sorted(ids)  # every run, once
     for trace_id, agent, score, error, raw, model, version, method, attempts, truncated in evals:
         assert (score is not None and 0.0 <= score <= 1.0 and error is None) or (score is None and error), evals
-        assert model.endswith(".gguf") and version.startswith("judge-run@") and attempts == 1
+        assert model == "SmolLM2-135M-Instruct.Q4_1" and version.startswith("judge-run@") and attempts == 1
         assert method in ("logprobs", "json", "text") and truncated is False
     scored = {r[0]: r[2] for r in evals}
     assert dict(rows(lake, "SELECT trace_id, eval_score FROM agent_runs")) == scored
