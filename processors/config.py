@@ -12,7 +12,7 @@ from exporters.config import Strict
 DEFAULT_INTERVAL_S = 300.0
 DEFAULT_WINDOW_HOURS = 24.0 * 7
 DEFAULT_JUDGE_PROMPT = "judge-run"  # processors/prompts/judge-run.txt
-DEFAULT_JUDGE_CONCURRENCY = 4  # llama-cpp-python decodes one at a time; 4 overlap its Python work (docs/judge.md)
+DEFAULT_JUDGE_CONCURRENCY = 4  # requests at once; the embedded server gets a slot for each (docs/judge.md)
 DEFAULT_JUDGE_MAX_INPUT_TOKENS = 1500
 DEFAULT_JUDGE_MAX_ATTEMPTS = 3
 DEFAULT_SCORE_BELOW = 0.5

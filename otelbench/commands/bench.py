@@ -198,6 +198,9 @@ def _run_models(info, args, console, started_by_us: bool) -> int:
                 on_request=lambda label, task=task: bar.advance(task),
                 on_phase=lambda phase, task=task, model=model: bar.update(task, description=f"{_safe(model)}: {phase}"),
             )
+            loaded = servers.load(info, model)
+            if loaded is not None:
+                bar.console.print(escape(f"{model}: {loaded}"))
             try:
                 mr = runner.run_model(model, info, hardware, spans, opts, progress)
             except Exception as exc:  # one model's crash must not lose the others' results

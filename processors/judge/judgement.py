@@ -7,9 +7,8 @@ A judgement has up to three parts, each measured on the calibration set
   (task, tool calls, errors, final output) and its ``grade`` question; the model answers
   ``{"grade", "reasoning"}`` with a grade from 1 to 5 — the grade first, so that it is
   read before a small model talks itself into anything, and so that an answer cut short
-  still holds it; the reasoning is one sentence (``REASONING_MAX_CHARS``), since servers
-  that return logprobs pay for them on every token (llama-cpp-python: 0.1–0.2 s a token
-  on two cores, a full softmax each). Where the server returned token
+  still holds it; the reasoning is one sentence (``REASONING_MAX_CHARS``): every token
+  generated is time a small CPU spends on each run. Where the server returned token
   logprobs, the score is the expected grade at the position where the model wrote it
   (``logprobs.py``), else the parsed grade (``parse.py``);
 - the **reference**: when the prompt has a ``solve`` section, the judge answers the task
@@ -44,7 +43,7 @@ from processors.judge.signals import Signals, capped, read_signals
 REFERENCE_WEIGHT = 0.5  # of the agreement with the judge's own answer, when there is one
 GRADE_MAX_TOKENS = 64
 SOLVE_MAX_TOKENS = 64
-REASONING_MAX_CHARS = 100  # a sentence: llama-cpp-python spends ~0.1-0.2 s per token on logprobs
+REASONING_MAX_CHARS = 100  # a sentence
 NONE_TEXT = "(none)"
 
 GRADE_SCHEMA: dict[str, Any] = {
