@@ -410,7 +410,37 @@ def measure_run(
     clock: Clock = time.perf_counter_ns,
 ) -> RunResult:
     """Stream one chat completion from ``base_url`` (…/v1) and time it. Never raises for
-    server or transport failures. Pass a shared ``client`` to reuse its connection."""
+    server or transport failures. Pass a shared ``client`` to reuse its connection.
+
+    A request sent on a kept-alive connection that the server closed as it was being sent
+    gets no response at all; it is sent once more, on a new connection (as urllib3 does for
+    a stale connection): llama-server's router closes its side after some proxied answers."""
+    result = _measure_once(base_url, model, messages, max_tokens=max_tokens, temperature=temperature,
+                           cache_prompt=cache_prompt, extra_body=extra_body, nonce=nonce, client=client,
+                           timeout_s=timeout_s, api_key=api_key, count_tokens=count_tokens, clock=clock)
+    if result.error_kind == ErrorKind.TRANSPORT and result.http_status is None and result.connect_ms is None:
+        result = _measure_once(base_url, model, messages, max_tokens=max_tokens, temperature=temperature,
+                               cache_prompt=cache_prompt, extra_body=extra_body, nonce=nonce, client=client,
+                               timeout_s=timeout_s, api_key=api_key, count_tokens=count_tokens, clock=clock)
+    return result
+
+
+def _measure_once(
+    base_url: str,
+    model: str,
+    messages: Sequence[Mapping[str, Any]] | str,
+    *,
+    max_tokens: int,
+    temperature: float,
+    cache_prompt: bool | None,
+    extra_body: Mapping[str, Any] | None,
+    nonce: str | None,
+    client: httpx.Client | None,
+    timeout_s: float,
+    api_key: str | None,
+    count_tokens: TokenCounter | None,
+    clock: Clock,
+) -> RunResult:
     url = base_url.rstrip("/") + "/chat/completions"
     nonce = nonce or secrets.token_hex(6)
     body = build_request(model, messages, nonce, max_tokens=max_tokens, temperature=temperature,

@@ -163,7 +163,6 @@ def load(info: ServerInfo, model: str, timeout_s: float = LOAD_TIMEOUT_S) -> str
     deadline = time.monotonic() + timeout_s
     with httpx.Client(timeout=30, trust_env=False) as client:
         try:
-            client.post(root + "/models/load", json={"model": model})
             while time.monotonic() < deadline:
                 listing = _get(client, info.base_url.rstrip("/") + "/models") or {}
                 status = next((m.get("status") or {} for m in listing.get("data", []) if m.get("id") == model), {})
@@ -171,6 +170,10 @@ def load(info: ServerInfo, model: str, timeout_s: float = LOAD_TIMEOUT_S) -> str
                     return "loaded (llama-server router API)"
                 if status.get("failed"):
                     return f"llama-server could not load it (exit code {status.get('exit_code')})"
+                if status.get("value") == "unloaded":
+                    # asked again until it loads: while another model is still stopping, the
+                    # router answers "model limit reached, try again later"
+                    client.post(root + "/models/load", json={"model": model})
                 time.sleep(LOAD_POLL_S)
         except httpx.HTTPError as exc:
             return f"load failed: {exc}"
