@@ -29,7 +29,7 @@ import polars as pl
 from processors.clustering.describe import BY_LLM, Describe, describe_cluster
 from processors.clustering.embed import Embedder
 from processors.clustering.ids import match_ids
-from processors.clustering.merge import MERGE_COSINE, Cause, merge_alike, tool_name
+from processors.clustering.merge import MERGE_COSINE, Cause, cause_of, merge_alike, tool_name
 from processors.clustering.multiset import hdbscan_multiset
 from processors.clustering.result import (CLUSTERS_SCHEMA, FAILURES_SCHEMA, MEMBERS_SCHEMA, NOISE,
                                           ClusterResult, empty_clusters, empty_members)
@@ -209,10 +209,12 @@ def _cluster_agent(agent: str, rows: pl.DataFrame, all_texts: _Distinct, previou
         if before is not None:
             first = min(first, before["first_seen"]) if before["first_seen"] else first
             last = max(last, before["last_seen"]) if before["last_seen"] else last
-        example_points = _examples(np.flatnonzero(point_labels == label), vectors[used], counts, settings.examples)
+        points = np.flatnonzero(point_labels == label)
+        example_points = _examples(points, vectors[used], counts, settings.examples)
         example_traces = [_latest_trace(rows, used[p]) for p in example_points]
+        cause = cause_of([all_texts.causes[used[p]] for p in points], counts[points])
         description, described_by = _description(before, [distinct[used[p]] for p in example_points],
-                                                 terms.get(label, []), describe, settings.redescribe)
+                                                 terms.get(label, []), describe, settings.redescribe, cause)
         out.append({
             "agent": agent, "cluster_id": cid, "size": len(members), "share": len(members) / n,
             "first_seen": first, "last_seen": last, "example_trace_ids": example_traces,
@@ -267,9 +269,9 @@ def _latest_trace(rows: pl.DataFrame, text: int) -> str:
 
 
 def _description(before: dict[str, Any] | None, examples: list[str], top_terms: list[str],
-                 describe: Describe | None, redescribe: bool) -> tuple[str, str]:
+                 describe: Describe | None, redescribe: bool, cause: Cause) -> tuple[str, str]:
     """A cluster that kept its id keeps the sentence an LLM wrote for it (stable wording,
     no LLM call per cluster per run), unless ``redescribe``."""
     if before is not None and not redescribe and json.loads(before["params"]).get("described_by") == BY_LLM:
         return before["description"], BY_LLM
-    return describe_cluster(examples, top_terms, describe)
+    return describe_cluster(examples, top_terms, describe, cause.tool, cause.error_type)

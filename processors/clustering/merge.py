@@ -80,6 +80,18 @@ def _mode(counter: Counter) -> object:
         if counter else None
 
 
+def cause_of(causes: Sequence[Cause], counts: Sequence[int]) -> Cause:
+    """The cause most of these failures share: the most frequent error type, and the most
+    frequent failing tool among those naming one (the way merge_alike judges a cluster)."""
+    errors: Counter[str | None] = Counter()
+    tools: Counter[str] = Counter()
+    for cause, count in zip(causes, counts):
+        errors[cause.error_type] += int(count)
+        if cause.tool is not None:
+            tools[cause.tool] += int(count)
+    return Cause(_mode(errors), _mode(tools) if tools else None)  # type: ignore[arg-type]
+
+
 def mergeable(a: _Cluster, b: _Cluster, cosine: float, min_cosine: float) -> bool:
     cause = a.cause
     return (cause.error_type is not None and cause == b.cause and cosine >= min_cosine

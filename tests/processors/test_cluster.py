@@ -15,6 +15,7 @@ from processors.clustering import (CLUSTERS_SCHEMA, FAILURES_SCHEMA, MEMBERS_SCH
                                    MiniLMEmbedder, cluster_failures, default_min_cluster_size, insights_json)
 from processors.clustering.cluster import DISTANCE_FLOOR, SCORE_BELOW
 from processors.clustering.describe import BY_LLM, BY_TERMS, from_terms
+from processors.clustering.label import Prompt
 from processors.clustering.merge import MERGE_COSINE, Cause, merge_alike, tool_name
 from processors.clustering.multiset import hdbscan_multiset
 from processors.clustering.text import FailureParts, failure_frame, select_failures
@@ -237,9 +238,9 @@ def test_ids_stay_stable_when_a_second_pass_adds_runs(minilm: MiniLMEmbedder, fi
 
 def test_descriptions_come_from_the_llm_or_fall_back_to_top_terms(minilm: MiniLMEmbedder) -> None:
     runs = planted_failures(CORE[:3], 15, seed=6)
-    prompts: list[str] = []
+    prompts: list[Prompt] = []
 
-    def llm(prompt: str) -> str:
+    def llm(prompt: Prompt) -> str:
         prompts.append(prompt)
         return "The agent's tool calls fail. Extra words."
 
@@ -249,7 +250,10 @@ def test_descriptions_come_from_the_llm_or_fall_back_to_top_terms(minilm: MiniLM
     described = cluster_failures(runs, embedder=minilm, describe=llm, now=NOW)
     assert len(prompts) == described.clusters.height >= 2
     assert set(described.clusters["description"]) == {"The agent's tool calls fail."}
-    assert all("- error: " in p for p in prompts)              # the examples are in the prompt
+    assert all("- error: " in p.messages[-1][1] for p in prompts)  # the examples are in the prompt
+    # the cluster's own cause is what the label may name first
+    assert {p.subjects[:2] for p in prompts} == {("get_weather", "Timeout Error"), ("get_weather", "JSON Decode Error"),
+                                                 ("search_flights", "Timeout Error")}
     fallback = cluster_failures(runs, embedder=minilm, describe=down, now=NOW)
     for row in fallback.clusters.iter_rows(named=True):
         assert row["description"] == from_terms(row["top_terms"])
