@@ -97,7 +97,7 @@ def usable(answer: str | None, asked: Prompt, top_terms: Sequence[str]) -> str |
         subject, why = label
         if why.lower() in shot_whys() or only_terms(why, [*top_terms, *asked.subjects]):
             return None
-        if "_" not in subject and subject[:1].islower():
+        if subject not in asked.identifiers and subject[:1].islower():  # "Rate limit: …", not "Geocode: …"
             subject = subject[0].upper() + subject[1:]
         return f"{subject}: {why}."
     sentence = one_sentence(text)

@@ -57,6 +57,7 @@ class Prompt:
     grammar: str
     subjects: tuple[str, ...]
     examples: tuple[str, ...] = ()
+    identifiers: tuple[str, ...] = ()  # subjects written as in code (the tool's name): never capitalized
 
     @property
     def text(self) -> str:
@@ -111,7 +112,8 @@ def label_prompt(examples: Sequence[str], top_terms: Sequence[str], tool: str | 
     for example, answer in SHOTS:
         messages += [("user", _turn([example])), ("assistant", answer)]
     messages.append(("user", _turn([shown(e) for e in examples[:EXAMPLES]])))
-    return Prompt(tuple(messages), grammar(subject_list), subject_list, tuple(examples[:EXAMPLES]))
+    return Prompt(tuple(messages), grammar(subject_list), subject_list, tuple(examples[:EXAMPLES]),
+                  (tool,) if tool else ())
 
 
 def split_label(answer: str, prompt: Prompt) -> tuple[str, str] | None:

@@ -68,6 +68,13 @@ def test_an_answer_that_copies_the_prompt_back_falls_back_to_the_terms(answer: s
     assert described(answer) == (from_terms(TERMS), BY_TERMS)
 
 
+def test_a_tool_keeps_its_spelling() -> None:
+    assert described("geocode: the city is unknown.", tool="geocode", error_type="ValueError") == \
+        ("geocode: the city is unknown.", BY_LLM)
+    assert described("timed out: the geocoder is slow.", tool="geocode", error_type="ValueError") == \
+        ("Timed out: the geocoder is slow.", BY_LLM)
+
+
 def test_a_server_without_grammars_may_answer_a_sentence() -> None:
     assert described('Sure! Here is a one-sentence summary: "The weather tool times out." Hope this helps.') == \
         ("The weather tool times out.", BY_LLM)
