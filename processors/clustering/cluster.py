@@ -12,7 +12,7 @@ the clock and the LLM passed in. Per agent:
    centroids alike (merge.py);
 5. ids kept from the previous run where a cluster mostly keeps its members (ids.py);
 6. per cluster: size, share, first and last seen, examples, c-TF-IDF top terms (terms.py)
-   and one sentence from the LLM (describe.py).
+   and a label from the LLM, ``<what fails>: <why>.`` (label.py, describe.py).
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def cluster_failures(failures: pl.DataFrame, *, embedder: Embedder, now: dt.date
 
     ``previous`` is the last result for these agents (``ClusterResult.from_tables`` of
     the lake's tables): ids, first-seen times and LLM descriptions carry over from it.
-    ``describe`` writes a cluster's sentence (prompt in, answer out); without it, or when
+    ``describe`` writes a cluster's label (a ``Prompt`` in, the answer out); without it, or when
     it fails, the description is the top terms. ``now`` is the run's time (``run_at``).
     ``merge_cosine``: clusters of one cause whose centroids are at least this alike are
     merged (merge.py); None keeps HDBSCAN's clusters as they are.

@@ -98,6 +98,23 @@ def mergeable(a: _Cluster, b: _Cluster, cosine: float, min_cosine: float) -> boo
             and not (a.tool_texts and b.tool_texts and a.tool_texts.isdisjoint(b.tool_texts)))
 
 
+def _closest_mergeable(clusters: dict[int, _Cluster], min_cosine: float) -> tuple[int, int] | None:
+    """The two labels, lower first, of the closest pair that may merge; None when none may.
+    Cosines come from one matrix product; only pairs of one cause above the threshold are
+    judged one by one (hundreds of clusters stay cheap)."""
+    alive = sorted(clusters)
+    centres = np.stack([clusters[label].centre() for label in alive])
+    cosines = centres @ centres.T
+    causes = [clusters[label].cause for label in alive]
+    rows, cols = np.nonzero(np.triu(cosines >= min_cosine, k=1))
+    pairs = sorted(zip(rows.tolist(), cols.tolist()), key=lambda rc: (-cosines[rc[0], rc[1]], rc[0], rc[1]))
+    for i, j in pairs:
+        if causes[i] == causes[j] and mergeable(clusters[alive[i]], clusters[alive[j]], float(cosines[i, j]),
+                                                 min_cosine):
+            return alive[i], alive[j]
+    return None
+
+
 def merge_alike(labels: np.ndarray, vectors: np.ndarray, counts: np.ndarray, causes: Sequence[Cause],
                 tool_texts: Sequence[str], min_cosine: float = MERGE_COSINE) -> np.ndarray:
     """``labels`` (one per distinct point, -1 noise) with clusters of one cause merged:
@@ -122,17 +139,10 @@ def merge_alike(labels: np.ndarray, vectors: np.ndarray, counts: np.ndarray, cau
         clusters[label] = cluster
     into = {label: label for label in found}
     while True:
-        best: tuple[float, int, int] | None = None
-        alive = sorted(clusters)
-        centres = {label: clusters[label].centre() for label in alive}
-        for x, a in enumerate(alive):
-            for b in alive[x + 1:]:
-                cosine = float(centres[a] @ centres[b])
-                if (best is None or cosine > best[0]) and mergeable(clusters[a], clusters[b], cosine, min_cosine):
-                    best = (cosine, a, b)
-        if best is None:
+        pair = _closest_mergeable(clusters, min_cosine)
+        if pair is None:
             break
-        _, a, b = best
+        a, b = pair
         clusters[a].absorb(clusters.pop(b))
         for label, target in into.items():
             if target == b:
