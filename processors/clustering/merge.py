@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -74,10 +75,11 @@ class _Cluster:
         self.tool_texts |= other.tool_texts
 
 
-def _mode(counter: Counter) -> object:
-    """The most frequent key; ties go to the first in sort order (None first)."""
-    return max(counter.items(), key=lambda kv: (kv[1], kv[0] is None, str(kv[0]) if kv[0] is not None else ""))[0] \
-        if counter else None
+def _mode(counter: Counter[Any]) -> Any:
+    """The most frequent key; among equals None first, then the first in sort order."""
+    if not counter:
+        return None
+    return min(counter.items(), key=lambda kv: (-kv[1], kv[0] is not None, "" if kv[0] is None else str(kv[0])))[0]
 
 
 def cause_of(causes: Sequence[Cause], counts: Sequence[int]) -> Cause:
@@ -89,7 +91,7 @@ def cause_of(causes: Sequence[Cause], counts: Sequence[int]) -> Cause:
         errors[cause.error_type] += int(count)
         if cause.tool is not None:
             tools[cause.tool] += int(count)
-    return Cause(_mode(errors), _mode(tools) if tools else None)  # type: ignore[arg-type]
+    return Cause(_mode(errors), _mode(tools) if tools else None)
 
 
 def mergeable(a: _Cluster, b: _Cluster, cosine: float, min_cosine: float) -> bool:

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from processors.clustering.merge import MERGE_COSINE, NOISE, Cause, merge_alike, tool_name
+from processors.clustering.merge import MERGE_COSINE, NOISE, Cause, cause_of, merge_alike, tool_name
 
 
 def unit(*xs: float) -> np.ndarray:
@@ -114,3 +114,11 @@ def test_merging_joins_whole_clusters_and_is_done_in_one_pass(case) -> None:
         assert out[labels == label][0] <= label                        # it takes the smallest label merged
     assert set(out.tolist()) - {NOISE} <= set(labels.tolist())
     assert (merge_alike(out, vectors, counts, causes, tools, min_cosine=0.0) == out).all()
+
+
+def test_the_cause_of_a_cluster() -> None:
+    timeout, json_error = Cause("TimeoutError", "get_weather"), Cause("JSONDecodeError", "get_weather")
+    assert cause_of([timeout, json_error, Cause("TimeoutError", None)], [2, 3, 2]) == timeout
+    assert cause_of([timeout, json_error], [1, 1]) == json_error          # a tie: the first in sort order
+    assert cause_of([Cause(None, None), timeout], [1, 1]) == Cause(None, "get_weather")
+    assert cause_of([], []) == Cause(None, None)
