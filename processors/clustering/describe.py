@@ -11,7 +11,7 @@ taken from an example's words is a choice of what matters, at most eight plain w
 where the echoes this check was made for were whole examples. Any other answer (a server that
 ignores grammars) is cut to its first sentence and refused when it copies a piece of the
 prompt back, word for word or nearly: small models echo an example (SmolLM2 answered
-"Frequent terms: expected, wronganswer, calculate failed" to an earlier prompt). An empty
+"Frequent terms: expected, wronganswer, calculate failed" to a prompt that listed the terms). An empty
 or refused answer, an exception or no callable at all falls back to the cluster's top
 terms, and the result says which it was (``described_by`` in the cluster's ``params``).
 """

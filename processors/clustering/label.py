@@ -1,7 +1,7 @@
 """What a model is asked to name a cluster's problem: a few-shot chat and a grammar.
 
 Asked for "one short sentence" about a few failure texts, SmolLM2-135M (the embedded
-model) copied the examples back, as small models do. Asked instead to complete a short
+model) copies the examples back, as small models do. Asked instead to complete a short
 conversation whose earlier turns each answer ``<what fails>: <why>`` in a few words, it
 names the problem, and a GBNF grammar (llama.cpp's ``grammar`` request field) holds it to
 that shape: ``what fails`` is one of the cluster's own *subjects* (its failing tool, its

@@ -1,8 +1,8 @@
 """Clusters that are one root cause, merged after HDBSCAN.
 
 HDBSCAN keeps apart whatever is denser apart: a family whose error message is worded three
-ways, each wording seen a dozen times, comes back as three pure clusters (six planted
-families of 40 runs gave nine clusters; the rate limit family three). What the pieces of
+ways, each wording seen a dozen times, comes out as three pure clusters (HDBSCAN alone
+makes nine of six planted families of 40 runs, three of them the rate limit family's). What the pieces of
 one family share, and two families that share words do not, is structure: the same error
 type raised at the same failing tool. Two clusters are merged when
 
