@@ -73,18 +73,23 @@ def shown(example: str) -> str:
 
 
 def subjects(tool: str | None, error_type: str | None, top_terms: Sequence[str]) -> tuple[str, ...]:
-    """What may fail, as the answer may name it: the tool, the error type in words, the
-    first top terms (not repeating one already offered), "wrong answer" for runs that
-    did not error."""
+    """What may fail, as the answer may name it: the tool, the error type in words,
+    "wrong answer" for runs that did not error, and those of the first ``SUBJECT_TERMS``
+    top terms that do not merely respell one of those or a term before them (a term
+    further down is offered no more: given "timed out", the model named no flight)."""
     found = [s for s in (tool, words(error_type) if error_type else None) if s]
     if error_type is None:
         found.append(WRONG_ANSWER)
-    seen = {s.lower() for s in found}
+    seen = {_bare(s) for s in found}
     for term in top_terms[:SUBJECT_TERMS]:
-        if term.lower() not in seen and not any(term.lower() in s for s in seen):
+        if not any(_bare(term) in s for s in seen):  # "deadlockdetected" is "Deadlock Detected"
             found.append(term)
-            seen.add(term.lower())
-    return tuple(dict.fromkeys(found))
+            seen.add(_bare(term))
+    return tuple(found)
+
+
+def _bare(text: str) -> str:
+    return re.sub(r"[\s_-]+", "", text.lower())
 
 
 def _literal(text: str) -> str:

@@ -35,6 +35,9 @@ def test_a_low_scored_answer_keeps_its_text_and_may_be_a_wrong_answer() -> None:
     assert shown("low-scored answer: The total is <num> dollars. output: x") == \
         "low-scored answer: The total is # dollars. output: x"
     assert subjects(None, None, ["dollars", "total"]) == (WRONG_ANSWER, "dollars", "total")
+    # a term that only respells the tool or the error type is not offered again
+    assert subjects("update_inventory", "DeadlockDetected", ["deadlockdetected", "deadlock", "lock", "stock"]) == \
+        ("update_inventory", "Deadlock Detected")
 
 
 def test_the_grammar_names_a_subject_then_a_few_words() -> None:
