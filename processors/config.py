@@ -16,6 +16,7 @@ DEFAULT_JUDGE_CONCURRENCY = 4  # requests at once; the embedded server gets a sl
 DEFAULT_JUDGE_MAX_INPUT_TOKENS = 1500
 DEFAULT_JUDGE_MAX_ATTEMPTS = 3
 DEFAULT_SCORE_BELOW = 0.5
+DEFAULT_MERGE_COSINE = 0.4  # processors.clustering.merge.MERGE_COSINE (not imported: it loads numpy)
 EMBEDDED = "embedded"  # the endpoint that starts the embedded model server for the run
 LOCAL_EMBEDDER = "local"  # the ONNX sentence embedder shipped with otelbench
 
@@ -51,7 +52,10 @@ class Clusters(Strict):
     min_cluster_size: int | None = Field(None, ge=2)  # default: max(5, 1% of the agent's failures)
     embedder: str = LOCAL_EMBEDDER  # "local", or the base URL of an OpenAI-compatible /v1/embeddings
     embedding_model: str | None = None  # the endpoint's embedding model
-    describe: bool = True  # ask the judge's endpoint for one sentence per cluster
+    describe: bool = True  # ask the judge's endpoint for a short label per cluster
+    # clusters of one cause (error type and failing tool) with centroids this alike are
+    # merged; null keeps HDBSCAN's clusters as they are
+    merge_cosine: float | None = Field(DEFAULT_MERGE_COSINE, ge=-1, le=1)
 
 
 class Processors(Strict):

@@ -226,7 +226,7 @@ def _cluster(lake: Any, processors: Processors, privacy: Privacy, llm: Llm | Non
                                                       for a, o in zip(mine["agent"], mine["owner"]))
             return clustering.cluster_failures(mine, embedder=embedder, describe=None if private else describe,
                                                previous=before, now=now(), min_cluster_size=cfg.min_cluster_size,
-                                               score_below=cfg.score_below)
+                                               score_below=cfg.score_below, merge_cosine=cfg.merge_cosine)
 
         result = cluster_apart(failures.filter(pl.col("agent") == name), name, privacy, previous[name], cluster)
         # members first: a reader between the two commits sees the new members with the old

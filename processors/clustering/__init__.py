@@ -6,9 +6,11 @@ JSON form for the web. One concept per module:
 - text.py      a failure as normalized text
 - embed.py     the Embedder protocol; MiniLM int8 ONNX (default, offline); OpenAI-compatible
 - multiset.py  HDBSCAN over distinct texts with their counts
+- merge.py     clusters of one cause (error type, failing tool) merged
 - ids.py       cluster ids kept across runs
 - terms.py     c-TF-IDF top terms
-- describe.py  one sentence per cluster from an LLM, or the top terms
+- label.py     the prompt asking an LLM to name a cluster's problem, and its grammar
+- describe.py  a label per cluster from an LLM, or the top terms
 - vectors.py   a failure's vector from its parts' vectors
 - cluster.py   cluster_failures, the entry point
 - result.py    ClusterResult, the table schemas, insights_json

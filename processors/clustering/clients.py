@@ -16,15 +16,17 @@ from typing import TYPE_CHECKING, Any
 
 from processors.clustering.describe import Describe
 from processors.clustering.embed import Embedder, MiniLMEmbedder, OpenAIEmbedder
+from processors.clustering.label import Prompt
 
 if TYPE_CHECKING:
     import openai
 
 LOCAL = "local"
 API_KEY_ENV = "OTELBENCH_EMBEDDINGS_API_KEY"
-# One sentence is asked for; 80 tokens leave room for a lead-in the describer cuts away
-# (describe.one_sentence) without letting a chatty model write a paragraph.
-DESCRIBE_MAX_TOKENS = 80
+# The label asked for is a dozen tokens; 48 leave room for a server that ignores the
+# grammar and writes a sentence (describe.usable cuts it) without letting a chatty model
+# write a paragraph.
+DESCRIBE_MAX_TOKENS = 48
 
 
 def make_embedder(embedder: str, embedding_model: str | None) -> Embedder:
@@ -42,17 +44,32 @@ def make_embedder(embedder: str, embedding_model: str | None) -> Embedder:
 
 
 def llm_describer(client: openai.OpenAI, model: str, *, max_tokens: int = DESCRIBE_MAX_TOKENS) -> Describe:
-    """The ``Describe`` callable over an OpenAI-compatible chat endpoint: the prompt as one
-    user message, temperature 0, a short answer. Any API error, or an answer without text,
-    is None, so the cluster is described by its top terms (describe.describe_cluster)."""
+    """The ``Describe`` callable over an OpenAI-compatible chat endpoint: the prompt's
+    messages, temperature 0, a short answer, its grammar in llama.cpp's ``grammar`` field.
+    A server that refuses the field (an error naming it: OpenAI's "Unrecognized request
+    argument") is asked again without it, and not sent it again. Any other API error, or
+    an answer without text, is None, so the cluster is described by its top terms
+    (describe.describe_cluster)."""
     import openai
 
-    def describe(prompt: str) -> str | None:
-        try:
-            response: Any = client.chat.completions.create(
-                model=model, messages=[{"role": "user", "content": prompt}], temperature=0, max_tokens=max_tokens)
-        except openai.OpenAIError:
-            return None
+    grammar_refused = False
+
+    def describe(prompt: Prompt) -> str | None:
+        nonlocal grammar_refused
+        messages = [{"role": role, "content": content} for role, content in prompt.messages]
+        while True:
+            extra = {} if grammar_refused else {"extra_body": {"grammar": prompt.grammar}}
+            try:
+                response: Any = client.chat.completions.create(
+                    model=model, messages=messages, temperature=0, max_tokens=max_tokens, **extra)
+            except openai.APIStatusError as exc:
+                if not grammar_refused and exc.status_code in (400, 422) and "grammar" in str(exc).lower():
+                    grammar_refused = True
+                    continue
+                return None
+            except openai.OpenAIError:
+                return None
+            break
         choices = getattr(response, "choices", None) or []
         content = choices[0].message.content if choices and choices[0].message is not None else None
         return content or None

@@ -8,9 +8,11 @@ the clock and the LLM passed in. Per agent:
 2. their normalized texts, each distinct text embedded once (for all agents together);
 3. HDBSCAN over the distinct texts with their counts (multiset.py), ``min_cluster_size``
    by default ``max(5, 1% of the agent's failures)``; noise stays unclustered;
-4. ids kept from the previous run where a cluster mostly keeps its members (ids.py);
-5. per cluster: size, share, first and last seen, examples, c-TF-IDF top terms (terms.py)
-   and one sentence from the LLM (describe.py).
+4. clusters of one cause merged: the same error type at the same failing tool, and
+   centroids alike (merge.py);
+5. ids kept from the previous run where a cluster mostly keeps its members (ids.py);
+6. per cluster: size, share, first and last seen, examples, c-TF-IDF top terms (terms.py)
+   and a label from the LLM, ``<what fails>: <why>.`` (label.py, describe.py).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import polars as pl
 from processors.clustering.describe import BY_LLM, Describe, describe_cluster
 from processors.clustering.embed import Embedder
 from processors.clustering.ids import match_ids
+from processors.clustering.merge import MERGE_COSINE, Cause, cause_of, merge_alike, tool_name
 from processors.clustering.multiset import hdbscan_multiset
 from processors.clustering.result import (CLUSTERS_SCHEMA, FAILURES_SCHEMA, MEMBERS_SCHEMA, NOISE,
                                           ClusterResult, empty_clusters, empty_members)
@@ -73,27 +76,32 @@ class Settings:
     examples: int = EXAMPLES
     top_terms: int = TOP_TERMS
     redescribe: bool = False              # ask the LLM again for clusters that kept their id
+    merge_cosine: float | None = MERGE_COSINE  # None: HDBSCAN's clusters as they are
 
 
 def cluster_failures(failures: pl.DataFrame, *, embedder: Embedder, now: dt.datetime,
                      describe: Describe | None = None, previous: ClusterResult | None = None,
                      min_cluster_size: int | None = None, min_samples: int | None = None,
                      score_below: float = SCORE_BELOW, distance_floor: float = DISTANCE_FLOOR,
-                     examples: int = EXAMPLES, top_terms: int = TOP_TERMS, redescribe: bool = False) -> ClusterResult:
+                     examples: int = EXAMPLES, top_terms: int = TOP_TERMS, redescribe: bool = False,
+                     merge_cosine: float | None = MERGE_COSINE) -> ClusterResult:
     """Cluster the failures of each agent in ``failures`` (columns: ``FAILURES_SCHEMA``;
     successes may be included, they are left out here).
 
     ``previous`` is the last result for these agents (``ClusterResult.from_tables`` of
     the lake's tables): ids, first-seen times and LLM descriptions carry over from it.
-    ``describe`` writes a cluster's sentence (prompt in, answer out); without it, or when
+    ``describe`` writes a cluster's label (a ``Prompt`` in, the answer out); without it, or when
     it fails, the description is the top terms. ``now`` is the run's time (``run_at``).
+    ``merge_cosine``: clusters of one cause whose centroids are at least this alike are
+    merged (merge.py); None keeps HDBSCAN's clusters as they are.
     """
     if now.tzinfo is None:
         raise ValueError("now must be timezone-aware")
     if previous is not None and not isinstance(previous, ClusterResult):
         raise TypeError(f"previous must be a ClusterResult (ClusterResult.from_tables(clusters, members)), "
                         f"got {type(previous).__name__}")
-    settings = Settings(score_below, min_cluster_size, min_samples, distance_floor, examples, top_terms, redescribe)
+    settings = Settings(score_below, min_cluster_size, min_samples, distance_floor, examples, top_terms, redescribe,
+                        merge_cosine)
     run_at = now.astimezone(dt.timezone.utc)
     rows = _conform(failures)
     rows = (select_failures(rows, settings.score_below)
@@ -101,8 +109,10 @@ def cluster_failures(failures: pl.DataFrame, *, embedder: Embedder, now: dt.date
             .sort(["agent", "start_time", "trace_id"], nulls_last=True))
     if rows.height == 0:
         return ClusterResult(empty_clusters(), empty_members(), {})
-    parts = failure_frame(rows)
+    parts = failure_frame(rows).with_columns(rows["error_type"], rows["failing_tools"])
     distinct_frame = parts.unique("text", keep="first", maintain_order=True)
+    causes = [Cause(error_type, tool_name(tools))
+              for error_type, tools in distinct_frame.select("error_type", "failing_tools").iter_rows()]
     distinct = distinct_frame["text"].to_numpy().astype(object)
     position = {text: i for i, text in enumerate(distinct)}
     index = np.fromiter((position[t] for t in parts["text"]), dtype=np.int64, count=parts.height)
@@ -113,8 +123,8 @@ def cluster_failures(failures: pl.DataFrame, *, embedder: Embedder, now: dt.date
     previous = previous or ClusterResult(empty_clusters(), empty_members(), {})
     cluster_frames, member_frames, params = [], [], {}
     for (agent,), group in rows.group_by(["agent"], maintain_order=True):
-        c, m, p = _cluster_agent(agent, group, distinct, vectors, previous.for_agent(agent), run_at, describe,
-                                 settings, embedder.name)
+        c, m, p = _cluster_agent(agent, group, _Distinct(distinct, vectors, causes, distinct_frame["tools"].to_list()),
+                                 previous.for_agent(agent), run_at, describe, settings, embedder.name)
         cluster_frames.append(c)
         member_frames.append(m)
         params[agent] = p
@@ -134,9 +144,20 @@ def _conform(failures: pl.DataFrame) -> pl.DataFrame:
         pl.col("start_time").dt.convert_time_zone("UTC")).cast(FAILURES_SCHEMA)
 
 
-def _cluster_agent(agent: str, rows: pl.DataFrame, distinct: np.ndarray, vectors: np.ndarray,
-                   previous: ClusterResult, run_at: dt.datetime, describe: Describe | None,
+@dataclass(frozen=True)
+class _Distinct:
+    """The distinct failure texts of all agents, and per text its vector, cause and tools part."""
+
+    texts: np.ndarray
+    vectors: np.ndarray
+    causes: list[Cause]
+    tools: list[str]
+
+
+def _cluster_agent(agent: str, rows: pl.DataFrame, all_texts: _Distinct, previous: ClusterResult,
+                   run_at: dt.datetime, describe: Describe | None,
                    settings: Settings, embedder_name: str) -> tuple[pl.DataFrame, pl.DataFrame, dict[str, Any]]:
+    distinct, vectors = all_texts.texts, all_texts.vectors
     n = rows.height
     texts_of_rows = rows["_text"].to_numpy()
     used, inverse, counts = np.unique(texts_of_rows, return_inverse=True, return_counts=True)
@@ -148,6 +169,10 @@ def _cluster_agent(agent: str, rows: pl.DataFrame, distinct: np.ndarray, vectors
     if fit.single_cluster and _mean_cosine(vectors[used][labels != NOISE], counts[labels != NOISE]) \
             < SINGLE_CLUSTER_MIN_COSINE:
         labels = np.full_like(labels, NOISE)            # unrelated failures: no cluster is forced
+    found = int((np.unique(labels) != NOISE).sum())
+    if settings.merge_cosine is not None:
+        labels = merge_alike(labels, vectors[used], counts, [all_texts.causes[t] for t in used],
+                             [all_texts.tools[t] for t in used], settings.merge_cosine)
     point_labels = _by_size(labels, counts)             # 0 = the largest cluster
     row_labels = point_labels[inverse]
 
@@ -167,6 +192,7 @@ def _cluster_agent(agent: str, rows: pl.DataFrame, distinct: np.ndarray, vectors
         "min_samples": int(fit.min_samples), "cluster_selection_method": "eom",
         "distance_floor": settings.distance_floor,
         "single_cluster": f"when nothing else is found and its mean cosine >= {SINGLE_CLUSTER_MIN_COSINE}",
+        "merge_cosine": settings.merge_cosine, "hdbscan_clusters": found,
         "score_below": settings.score_below,
         "failures": n, "distinct_texts": int(used.shape[0]), "clusters": len(new),
         "unclustered": int((row_labels == NOISE).sum()), "next_cluster_id": next_id,
@@ -183,10 +209,12 @@ def _cluster_agent(agent: str, rows: pl.DataFrame, distinct: np.ndarray, vectors
         if before is not None:
             first = min(first, before["first_seen"]) if before["first_seen"] else first
             last = max(last, before["last_seen"]) if before["last_seen"] else last
-        example_points = _examples(np.flatnonzero(point_labels == label), vectors[used], counts, settings.examples)
+        points = np.flatnonzero(point_labels == label)
+        example_points = _examples(points, vectors[used], counts, settings.examples)
         example_traces = [_latest_trace(rows, used[p]) for p in example_points]
+        cause = cause_of([all_texts.causes[used[p]] for p in points], counts[points])
         description, described_by = _description(before, [distinct[used[p]] for p in example_points],
-                                                 terms.get(label, []), describe, settings.redescribe)
+                                                 terms.get(label, []), describe, settings.redescribe, cause)
         out.append({
             "agent": agent, "cluster_id": cid, "size": len(members), "share": len(members) / n,
             "first_seen": first, "last_seen": last, "example_trace_ids": example_traces,
@@ -241,9 +269,9 @@ def _latest_trace(rows: pl.DataFrame, text: int) -> str:
 
 
 def _description(before: dict[str, Any] | None, examples: list[str], top_terms: list[str],
-                 describe: Describe | None, redescribe: bool) -> tuple[str, str]:
+                 describe: Describe | None, redescribe: bool, cause: Cause) -> tuple[str, str]:
     """A cluster that kept its id keeps the sentence an LLM wrote for it (stable wording,
     no LLM call per cluster per run), unless ``redescribe``."""
     if before is not None and not redescribe and json.loads(before["params"]).get("described_by") == BY_LLM:
         return before["description"], BY_LLM
-    return describe_cluster(examples, top_terms, describe)
+    return describe_cluster(examples, top_terms, describe, cause.tool, cause.error_type)

@@ -1,14 +1,19 @@
-"""One sentence about a cluster, written by an LLM from its examples; the top terms when
-no LLM answers.
+"""A cluster's description, written by an LLM from its examples; the top terms when no
+LLM answers usably.
 
-The LLM is a callable the caller passes in (prompt in, answer text out: the processor
-wraps its OpenAI-compatible client in one), so this module does no I/O of its own and is
-tested with plain functions. An answer is cut to its first sentence; an empty answer, an
-answer that only copies a piece of the prompt back (small models echo an example or the
-terms line: SmolLM2 answered "Frequent terms: expected, wronganswer, calculate failed"),
-an exception or no callable at all falls back to the cluster's top terms, and the result
-says which it was (``described_by`` in the cluster's ``params``). Near-copies count too: the
-terms line with some terms left out, and an example's opening with more run on after it.
+The LLM is a callable the caller passes in (a ``Prompt`` in, answer text out: the
+processor wraps its OpenAI-compatible client in one, clients.py), so this module does no
+I/O of its own and is tested with plain functions. The prompt (label.py) asks for
+``<what fails>: <why>.`` in a few words, a grammar holding the model to it where the
+server takes one. An answer in that shape is kept unless its reason is one of the
+made-up turns' reasons (copied from the prompt) or a bare list of the top terms; a reason
+taken from an example's words is a choice of what matters, at most eight plain words,
+where the echoes this check was made for were whole examples. Any other answer (a server that
+ignores grammars) is cut to its first sentence and refused when it copies a piece of the
+prompt back, word for word or nearly: small models echo an example (SmolLM2 answered
+"Frequent terms: expected, wronganswer, calculate failed" to a prompt that listed the terms). An empty
+or refused answer, an exception or no callable at all falls back to the cluster's top
+terms, and the result says which it was (``described_by`` in the cluster's ``params``).
 """
 
 from __future__ import annotations
@@ -16,31 +21,19 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-# prompt in, the model's answer out (None or "" when it has none)
-Describe = Callable[[str], "str | None"]
+from processors.clustering.label import Prompt, label_prompt, shot_whys, split_label
+from processors.clustering.terms import STOP_WORDS
 
-MAX_EXAMPLE_CHARS = 300
+# the prompt in, the model's answer out (None or "" when it has none)
+Describe = Callable[[Prompt], "str | None"]
+
 MAX_SENTENCE_CHARS = 200
 BY_LLM, BY_TERMS = "llm", "top_terms"
 TERMS_LABEL = "Frequent terms:"  # the prompt's terms line; an answer holding it copies it
 
-PROMPT = """These are examples of one kind of failure of an AI agent (numbers, ids and paths are replaced by placeholders like <num>):
-
-{examples}
-
-{terms_label} {terms}
-
-In one short sentence, say what goes wrong in these failures. Answer with the sentence only."""
-
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’]?\s")
 # "Sure! Here is a one-sentence summary:" and the like
 _LEAD_IN = re.compile(r"^[^:]{0,40}\b(?:sentence|summary|description)\b[^:]{0,20}:\s*", re.IGNORECASE)
-
-
-def prompt(examples: Sequence[str], top_terms: Sequence[str]) -> str:
-    """The prompt asking for one sentence about these example failure texts."""
-    lines = "\n".join(f"- {text[:MAX_EXAMPLE_CHARS]}" for text in examples)
-    return PROMPT.format(examples=lines, terms_label=TERMS_LABEL, terms=", ".join(top_terms) or "(none)")
 
 
 def one_sentence(answer: str | None) -> str | None:
@@ -87,16 +80,45 @@ def from_terms(top_terms: Sequence[str]) -> str:
     return "Failures about " + ", ".join(top_terms[:5]) + "."
 
 
-def describe_cluster(examples: Sequence[str], top_terms: Sequence[str],
-                     describe: Describe | None) -> tuple[str, str]:
-    """(description, described_by): the LLM's sentence, or the top terms when there is no
-    LLM, it raises, or it answers nothing usable. An LLM failing never fails clustering."""
+def only_terms(text: str, top_terms: Sequence[str]) -> bool:
+    """Whether ``text`` is a bare list of the top terms, the fallback's content rather
+    than a description: every word one of the terms' words, and no stop word joining them
+    into a clause ("not found, read_file, directory"; "the file was not found" is a clause)."""
+    said = re.findall(r"[a-z0-9_']+", text.lower())
+    known = {w for term in top_terms for w in re.findall(r"[a-z0-9_']+", term.lower())}
+    return all(w in known for w in said) and not any(w in STOP_WORDS and w not in known for w in said)
+
+
+def usable(answer: str | None, asked: Prompt, top_terms: Sequence[str]) -> str | None:
+    """The description in ``answer``, or None when there is none or it copies the prompt."""
+    text = " ".join((answer or "").split()).strip(" \"'`*")
+    label = split_label(text, asked)
+    if label is not None:
+        subject, why = label
+        if why.lower() in shot_whys() or only_terms(why, [*top_terms, *asked.subjects]):
+            return None
+        if subject not in asked.identifiers and subject[:1].islower():  # "Rate limit: …", not "Geocode: …"
+            subject = subject[0].upper() + subject[1:]
+        return f"{subject}: {why}."
+    sentence = one_sentence(text)
+    if not sentence or echoed(sentence, asked.text) or only_terms(sentence, top_terms):
+        return None
+    return sentence
+
+
+def describe_cluster(examples: Sequence[str], top_terms: Sequence[str], describe: Describe | None,
+                     tool: str | None = None, error_type: str | None = None) -> tuple[str, str]:
+    """(description, described_by): the LLM's label, or the top terms when there is no
+    LLM, it raises, or it answers nothing usable. An LLM failing never fails clustering.
+    ``tool`` and ``error_type``: what most of the cluster's failures carry (the label's
+    possible subjects, beside the top terms)."""
     if describe is not None:
-        asked = prompt(examples, top_terms)
+        asked = label_prompt(examples, top_terms, tool, error_type)
         try:
-            sentence = one_sentence(describe(asked))
+            answer = describe(asked)
         except Exception:  # noqa: BLE001 - any client error: the terms will do
-            sentence = None
-        if sentence and not echoed(sentence, asked):
-            return sentence, BY_LLM
+            answer = None
+        described = usable(answer, asked, top_terms)
+        if described:
+            return described, BY_LLM
     return from_terms(top_terms), BY_TERMS

@@ -10,7 +10,9 @@ import openai
 import pytest
 
 from processors.clustering import MiniLMEmbedder, OpenAIEmbedder, llm_describer, make_embedder
+from processors.clustering.clients import DESCRIBE_MAX_TOKENS
 from processors.clustering.describe import BY_LLM, BY_TERMS, describe_cluster
+from processors.clustering.label import label_prompt
 
 
 def test_local_is_the_offline_minilm() -> None:
@@ -29,9 +31,13 @@ def test_a_url_is_an_openai_compatible_endpoint(monkeypatch: pytest.MonkeyPatch)
         make_embedder("http://127.0.0.1:9/v1", None)
 
 
-def _chat(requests: list[dict], answer: str | None, status: int = 200) -> openai.OpenAI:
+def _chat(requests: list[dict], answer: str | None, status: int = 200, refuse: str | None = None) -> openai.OpenAI:
+    """A scripted chat endpoint; ``refuse``: a request field it answers 400 to, naming it."""
     def handle(request: httpx.Request) -> httpx.Response:
-        requests.append(json.loads(request.content))
+        body = json.loads(request.content)
+        requests.append(body)
+        if refuse is not None and refuse in body:
+            return httpx.Response(400, json={"error": {"message": f"Unrecognized request argument supplied: {refuse}"}})
         if status != 200:
             return httpx.Response(status, json={"error": {"message": "boom"}})
         return httpx.Response(200, json={
@@ -43,22 +49,37 @@ def _chat(requests: list[dict], answer: str | None, status: int = 200) -> openai
                          http_client=httpx.Client(transport=httpx.MockTransport(handle)))
 
 
-def test_the_describer_asks_for_a_short_deterministic_answer() -> None:
+PROMPT = label_prompt(["error: Timeout Error: get_weather timed out"], ["timeout"], "get_weather", "TimeoutError")
+
+
+def test_the_describer_sends_the_chat_and_its_grammar() -> None:
     requests: list[dict] = []
-    describe = llm_describer(_chat(requests, "The weather tool times out. More."), "qwen")
-    assert describe("the prompt") == "The weather tool times out. More."
-    assert requests == [{"model": "qwen", "messages": [{"role": "user", "content": "the prompt"}],
-                         "temperature": 0, "max_tokens": 80}]
-    assert describe_cluster(["x"], ["timeout"], describe) == ("The weather tool times out.", BY_LLM)
+    describe = llm_describer(_chat(requests, "get_weather: the weather service is slow."), "qwen")
+    assert describe(PROMPT) == "get_weather: the weather service is slow."
+    assert requests == [{"model": "qwen", "messages": [{"role": r, "content": c} for r, c in PROMPT.messages],
+                         "temperature": 0, "max_tokens": DESCRIBE_MAX_TOKENS, "grammar": PROMPT.grammar}]
+    assert describe_cluster(["error: Timeout Error: get_weather timed out"], ["timeout"], describe, "get_weather",
+                            "TimeoutError") == ("get_weather: the weather service is slow.", BY_LLM)
 
 
-@pytest.mark.parametrize(("answer", "status"), [(None, 200), ("", 200), ("unused", 500), ("unused", 401)])
+def test_a_server_that_refuses_grammars_is_asked_without() -> None:
+    requests: list[dict] = []
+    describe = llm_describer(_chat(requests, "The weather tool times out. More.", refuse="grammar"), "gpt")
+    assert describe(PROMPT) == "The weather tool times out. More."
+    assert ["grammar" in r for r in requests] == [True, False]
+    describe(PROMPT)                                     # remembered: asked without at once
+    assert ["grammar" in r for r in requests] == [True, False, False]
+
+
+@pytest.mark.parametrize(("answer", "status"), [(None, 200), ("", 200), ("unused", 500), ("unused", 401),
+                                                ("unused", 400)])
 def test_an_error_or_no_text_is_none_and_the_terms_describe(answer: str | None, status: int) -> None:
-    describe = llm_describer(_chat([], answer, status), "qwen")
-    assert describe("the prompt") is None
+    requests: list[dict] = []
+    describe = llm_describer(_chat(requests, answer, status), "qwen")
+    assert describe(PROMPT) is None and len(requests) == 1      # an error not naming the grammar: no retry
     assert describe_cluster(["x"], ["timeout"], describe) == ("Failures about timeout.", BY_TERMS)
 
 
 def test_an_endpoint_that_cannot_be_reached_is_none() -> None:
     client = openai.OpenAI(api_key="k", base_url="http://127.0.0.1:9/v1", max_retries=0, timeout=2)
-    assert llm_describer(client, "qwen")("the prompt") is None
+    assert llm_describer(client, "qwen")(PROMPT) is None

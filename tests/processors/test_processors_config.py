@@ -7,7 +7,8 @@ import copy
 import pytest
 
 from collector.config import ConfigError, parse_config
-from processors.config import Privacy
+from processors.clustering.merge import MERGE_COSINE
+from processors.config import DEFAULT_MERGE_COSINE, Privacy
 
 BASE = {
     "receivers": {"otlp": {"protocols": {"http": {"endpoint": "127.0.0.1:4318"}}}},
@@ -31,12 +32,14 @@ def test_absent_processors_section_means_not_scheduled_and_nothing_private():
 def test_defaults_and_overrides():
     cfg = _with(processors={"interval_s": 60, "judge": {"endpoint": "http://10.0.0.5:8000/v1", "model": "qwen",
                                                         "api_key_env": "JUDGE_KEY", "concurrency": 6},
-                            "clusters": {"score_below": 0.3, "min_cluster_size": 7}})
+                            "clusters": {"score_below": 0.3, "min_cluster_size": 7, "merge_cosine": None}})
     p = cfg.processors
     assert p.interval_s == 60 and p.window_hours == 168
     assert p.judge.endpoint == "http://10.0.0.5:8000/v1" and p.judge.model == "qwen"
     assert p.judge.concurrency == 6 and p.judge.max_attempts == 3 and p.judge.sample == 1.0
     assert p.clusters.score_below == 0.3 and p.clusters.min_cluster_size == 7 and p.clusters.embedder == "local"
+    assert p.clusters.merge_cosine is None                          # merging off
+    assert _with(processors={}).processors.clusters.merge_cosine == MERGE_COSINE == DEFAULT_MERGE_COSINE
 
 
 @pytest.mark.parametrize("endpoint, local, expected", [
@@ -58,6 +61,7 @@ def test_which_endpoints_count_as_local(endpoint, local, expected):
     ({"processors": {"judge": {"modle": "x"}}}, r"unknown key 'processors\.judge\.modle'"),
     ({"processors": {"clusters": {"score_below": 1.5}}}, r"processors\.clusters\.score_below"),
     ({"processors": {"judge": {"concurrency": 0}}}, r"processors\.judge\.concurrency"),
+    ({"processors": {"clusters": {"merge_cosine": 1.5}}}, r"processors\.clusters\.merge_cosine"),
     ({"processors": {"judge": {"sample": 0}}}, r"processors\.judge\.sample"),
     ({"processors": {"interval_s": -1}}, r"processors\.interval_s"),
     ({"privacy": {"private_agents": [" "]}}, r"empty name"),
