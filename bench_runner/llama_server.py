@@ -48,6 +48,12 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_N_CTX = 8192
 DEFAULT_PARALLEL = 4  # requests decoded at once: the judge's, the suite's and the demo's
 OMP_SPIN_COUNT = 1000  # see server_env
+# llama-server moves an idle slot's prompt state into a RAM cache of this size when a new
+# request comes, and so frees its cells of the shared KV cache; without the cache (0) an
+# idle slot keeps them, and after one 6,400-token prompt four 1,600-token requests at once
+# failed with "Context size has been exceeded". Its default, 8 GiB, would let the server
+# grow far past the model's size: 64 MiB kept SmolLM2's server at ~340 MiB (docs/performance.md).
+DEFAULT_CACHE_RAM_MIB = 32
 DEFAULT_START_TIMEOUT_S = 120.0
 DEFAULT_STOP_GRACE_S = 5.0
 _POLL_INTERVAL_S = 0.1
@@ -126,7 +132,7 @@ class LlamaServer:
         n_ctx: int = DEFAULT_N_CTX,
         parallel: int = DEFAULT_PARALLEL,
         n_threads: int | None = None,
-        cache_ram_mib: int = 0,
+        cache_ram_mib: int = DEFAULT_CACHE_RAM_MIB,
         log_path: Path | str | None = None,
         start_timeout_s: float = DEFAULT_START_TIMEOUT_S,
         stop_grace_s: float = DEFAULT_STOP_GRACE_S,
@@ -142,9 +148,7 @@ class LlamaServer:
         self.n_ctx = n_ctx
         self.parallel = parallel
         self.n_threads = n_threads or default_threads()
-        # llama-server keeps idle slots' prompt states in RAM up to this size (its own
-        # default, 8 GiB, would let a small model's server grow without bound); 0: none
-        self.cache_ram_mib = cache_ram_mib
+        self.cache_ram_mib = cache_ram_mib  # see DEFAULT_CACHE_RAM_MIB
         self.log_path = Path(log_path) if log_path is not None else None
         self.start_timeout_s = start_timeout_s
         self.stop_grace_s = stop_grace_s

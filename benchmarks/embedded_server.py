@@ -1,19 +1,20 @@
 """The embedded model server: its memory through a working session, and the decode speed a
 client sees against llama-bench's for the same model and threads.
 
-    python benchmarks/embedded_server.py [--runs 5] [--threads N]
+    python benchmarks/embedded_server.py [--runs 7] [--threads N]
 
-1. ``llama-bench`` (built beside ``llama-server`` by scripts/setup.sh): tg128, ``--runs``
-   repetitions, the embedded SmolLM2 at the server's thread count.
-2. ``llama-server`` as every internal use starts it (``LlamaServer()``: 4 slots sharing an
-   8,192-token KV cache), then in order: one long prompt (~7,000 tokens), four logprobs
-   requests at once (top 20 alternatives for each of 64 tokens, ~1,500-token prompts), and
-   ``--runs`` 128-token streams timed by the bench's own client (``measure_run``, EOS ignored
-   so every stream is 128 tokens long).
+``llama-server`` as every internal use starts it (``LlamaServer()``: 4 slots sharing an
+8,192-token KV cache), then in order: one long prompt (~5,600 tokens), four logprobs
+requests at once (top 20 alternatives for each of 64 tokens, ~1,300-token prompts), and
+``--runs`` rounds of: one ``llama-bench`` tg128 (built beside ``llama-server`` by
+scripts/setup.sh; the same model and thread count, while the server idles) and one
+128-token stream timed by the bench's own client (``measure_run``, EOS ignored so every
+stream is 128 tokens long). Alternating them puts both under the same moment's noise of
+a shared VM (llama-bench alone moved between 95 and 130 tok/s from one minute to the next).
 
-Printed: llama-bench's tg128 (mean ± sd), the client's decode rate per stream and its
-median, the server's own ``timings`` rate, the client/llama-bench ratio, and the server's
-resident memory after each phase with its peak (``VmHWM``: the most it ever held).
+Printed: each round's llama-bench and client rates and their ratio, the medians, the
+server's own ``timings`` rate, and the server's resident memory after each phase with its
+peak (``VmHWM``: the most it ever held).
 """
 
 from __future__ import annotations
@@ -47,27 +48,26 @@ def text(n_words: int, seed: int) -> str:
     return " ".join(WORDS[(i * 7 + seed) % len(WORDS)] for i in range(n_words))
 
 
-def llama_bench(model: Path, threads: int, runs: int) -> tuple[float, float]:
+def llama_bench(model: Path, threads: int) -> float:
+    """One tg128 of llama-bench, in tok/s."""
     out = subprocess.run([str(find_llama_bench()), "-m", str(model), "-t", str(threads), "-p", "0", "-n", "128",
-                          "-r", str(runs), "-o", "json"], capture_output=True, text=True, check=True).stdout
-    row = json.loads(out)[0]
-    return float(row["avg_ts"]), float(row["stddev_ts"])
+                          "-r", "1", "-o", "json"], capture_output=True, text=True, check=True).stdout
+    return float(json.loads(out)[0]["avg_ts"])
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--threads", type=int, default=None)
     args = parser.parse_args(argv)
     model, threads = find_embedded_model(), args.threads or default_threads()
 
-    tg, tg_sd = llama_bench(model, threads, args.runs)
     memory: list[tuple[str, float, float]] = []
     with LlamaServer(model, n_threads=threads) as server, httpx.Client(timeout=600, trust_env=False) as client:
         memory.append(("started", *memory_mib(server.pid)))
         chat = f"{server.base_url}/chat/completions"
         long = client.post(chat, json={"model": server.model_id, "max_tokens": 16, "messages": [
-            {"role": "user", "content": text(5600, 1) + "\nSummarize the text above."}]}).json()
+            {"role": "user", "content": text(5200, 1) + "\nSummarize the text above."}]}).json()
         memory.append((f"long prompt ({long['usage']['prompt_tokens']} tokens)", *memory_mib(server.pid)))
 
         def logprobs(i: int) -> dict:
@@ -79,21 +79,25 @@ def main(argv: list[str] | None = None) -> None:
             graded = list(pool.map(logprobs, range(4)))
         assert all(len(g["choices"][0]["logprobs"]["content"]) > 0 for g in graded)
         memory.append(("4 logprobs requests at once", *memory_mib(server.pid)))
-        streams = [measure_run(server.base_url, server.model_id, "Tell me a long story about a lighthouse.",
-                               max_tokens=128, extra_body={"ignore_eos": True}, client=client)
-                   for _ in range(args.runs)]
+        tg, streams = [], []
+        for _ in range(args.runs):
+            tg.append(llama_bench(model, threads))
+            streams.append(measure_run(server.base_url, server.model_id, "Tell me a long story about a lighthouse.",
+                                       max_tokens=128, extra_body={"ignore_eos": True}, client=client))
         memory.append((f"{args.runs} streams of 128 tokens", *memory_mib(server.pid)))
     bad = [s.error for s in streams if not s.ok or s.n_out != 128]
     if bad:
         raise SystemExit(f"streams failed: {bad}")
     client_tps = [s.decode_tps for s in streams]
     server_tps = [s.server_decode_tps for s in streams]
-    median = statistics.median(client_tps)
     print(f"model {model.name}, {threads} threads")
-    print(f"llama-bench tg128        {tg:6.1f} ± {tg_sd:.1f} tok/s ({args.runs} runs)")
-    print(f"client decode (streams)  {median:6.1f} tok/s median of {', '.join(f'{t:.1f}' for t in client_tps)}")
+    for i, (b, c) in enumerate(zip(tg, client_tps), start=1):
+        print(f"round {i}: llama-bench tg128 {b:6.1f}, client {c:6.1f} tok/s ({c / b:.1%})")
+    print(f"llama-bench tg128        {statistics.median(tg):6.1f} tok/s median")
+    print(f"client decode (streams)  {statistics.median(client_tps):6.1f} tok/s median")
     print(f"server timings decode    {statistics.median(server_tps):6.1f} tok/s median")
-    print(f"client / llama-bench     {median / tg:6.1%}")
+    print(f"client / llama-bench     {statistics.median(c / b for b, c in zip(tg, client_tps)):6.1%} "
+          f"(median of the rounds' ratios)")
     for phase, rss, _ in memory:
         print(f"RSS after {phase:<34} {rss:6.0f} MiB")
     print(f"RSS peak (VmHWM)                             {max(m[2] for m in memory):6.0f} MiB "

@@ -9,12 +9,12 @@ default prompt, at concurrency 1, 2 and 4, on the embedded ``llama-server`` as
 
 - ``none``: a unique nonce opens every request's system message, so no request can reuse
   an earlier one's evaluated prompt (and ``cache_prompt: false`` is sent);
-- ``slots``: the requests as the judge sends them (the default): each slot keeps its last
-  prompt's state and the server gives a request the slot whose prompt shares the most with
-  it, so the judge's two kinds of request (its own answer, the grade) each tend to find a
-  slot holding their own fixed part;
-- ``ram``: as ``slots``, with 64 MiB of the server's RAM prompt cache (``--cache-ram``),
-  where idle slots' states are kept and restored.
+- ``default``: the requests as the judge sends them, on the server as ``LlamaServer`` starts
+  it: each slot keeps its last prompt's state and the server gives a request the slot whose
+  prompt shares the most with it, so the judge's two kinds of request (its own answer, the
+  grade) each tend to find a slot holding their own fixed part; idle slots' states move to
+  a 64 MiB RAM cache (``--cache-ram``) when a request needs their cells;
+- ``ram0``: as ``default`` without the RAM cache.
 
 Prints runs per minute for each (a run is a judgement: the requests it takes). One warm-up
 run is judged first in each server so model loading is not counted.
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=24)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--prompt", default="judge-run")
-    parser.add_argument("--settings", default="none,slots,ram")
+    parser.add_argument("--settings", default="none,default,ram0")
     args = parser.parse_args(argv)
 
     import polars as pl
@@ -105,7 +105,8 @@ def main(argv: list[str] | None = None) -> None:
     settings = args.settings.split(",")
     table: dict[tuple[str, int], float] = {}
     for setting in settings:
-        with LlamaServer(path, n_threads=args.threads, cache_ram_mib=64 if setting == "ram" else 0) as server:
+        ram = {"ram0": {"cache_ram_mib": 0}}.get(setting, {})
+        with LlamaServer(path, n_threads=args.threads, **ram) as server:
             model = server.model_id or str(path)
             measure(server.base_url, model, frame.head(1), prompt, reuse=True, concurrency=1)  # warm-up
             for concurrency in CONCURRENCY:
