@@ -14,11 +14,10 @@ and measures it with ``bench_runner.client.measure_run`` over one kept-alive con
   and stores each read), the SSE/JSON parse done after the stream, and the client
   thread's whole CPU time per chunk (httpx + h11 + our code + request setup).
 
-Part 2 streams from the real llama.cpp server (llama-cpp-python with the embedded
+Part 2 streams from the real llama.cpp server (``llama-server`` with the embedded
 SmolLM2-135M) and prints the client's decode/prefill tok/s beside the server's own
-figures. llama-cpp-python sends no usage and no ``timings`` in streams, so its own
-figures come from the ``llama_perf_context_print`` lines it logs after each request,
-and the token counts from its tokenizer (``/extras/tokenize/count``).
+figures: the ``timings`` object it sends with the stream's last chunk (prompt and
+predicted tokens, and the rates it measured).
 
     python benchmarks/bench_fidelity.py [--runs 5] [--skip-model]
 """
@@ -26,13 +25,10 @@ and the token counts from its tokenizer (``/extras/tokenize/count``).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
-import re
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -44,7 +40,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench_runner.client import RunResult, llama_cpp_python_counter, measure_run  # noqa: E402
+from bench_runner.client import RunResult, measure_run  # noqa: E402
 from bench_runner.stats import summarize  # noqa: E402
 
 TTFTS_MS = (50.0, 200.0)
@@ -184,75 +180,47 @@ def fidelity(runs: int) -> bool:
 
 # -- the real llama.cpp server ------------------------------------------------------------
 
-_PERF = re.compile(
-    r"llama_perf_context_print:\s+(?P<what>prompt eval|eval) time =\s+(?P<ms>[\d.]+) ms /\s+(?P<n>\d+) "
-    r"(?:tokens|runs)\s+\(\s*[\d.]+ ms per token,\s+(?P<tps>[\d.]+|inf|nan) tokens per second\)"
-)
-
-
-def perf_blocks(log: str) -> list[dict[str, tuple[float, int, float]]]:
-    """Each request's llama_perf_context_print figures: {"prompt eval"|"eval": (ms, n, tok/s)}."""
-    blocks: list[dict[str, tuple[float, int, float]]] = []
-    for m in _PERF.finditer(log):
-        if m["what"] == "prompt eval":
-            blocks.append({})
-        if blocks:
-            blocks[-1][m["what"]] = (float(m["ms"]), int(m["n"]), float(m["tps"]))
-    return blocks
-
 
 def model_vs_server(runs: int) -> None:
     load1, _, _ = os.getloadavg()
-    print(f"\n== client vs llama-cpp-python's own figures, SmolLM2-135M Q4_1, {runs} runs + 1 warm-up; "
+    print(f"\n== client vs llama-server's own timings, SmolLM2-135M Q4_1, {runs} runs + 1 warm-up; "
           f"load average {load1:.1f}")  # fmt: skip
-    if importlib.util.find_spec("llama_cpp") is None:
-        print("skipped: llama-cpp-python is not installed (pip install 'llama-cpp-python[server]')")
-        return
-    from bench_runner.llama_server import LlamaServer
+    from bench_runner.llama_server import LlamaServer, LlamaServerError
 
-    log_path = Path(tempfile.mkdtemp(prefix="otelbench-fidelity-")) / "llama.log"
-    with LlamaServer(log_path=log_path) as server, httpx.Client(trust_env=False, timeout=120) as client:
+    try:
+        server = LlamaServer().start()
+    except LlamaServerError as exc:
+        print(f"skipped: {exc}")
+        return
+    with server, httpx.Client(trust_env=False, timeout=120) as client:
         assert server.model_id is not None
-        count = llama_cpp_python_counter(server.base_url, server.model_id, client)
         print(f"server: {server.n_threads} threads; client decode/prefill from this process, "
-              "server figures from its log (eval = decode, prompt eval = prefill)")  # fmt: skip
+              "server figures from the stream's `timings` (predicted = decode, prompt = prefill)")  # fmt: skip
         print(f"{'run':>3} {'n_out':>5} {'events':>6} {'ttft ms':>8} | {'decode tok/s':>12} {'server':>7} | "
               f"{'prefill tok/s':>13} {'server':>8} {'n_prompt':>8} {'server':>6} | {'e2e tok/s':>9}")  # fmt: skip
-        rows: list[tuple[RunResult, dict[str, tuple[float, int, float]]]] = []
+        rows: list[tuple[RunResult, dict[str, float]]] = []
         for i in range(runs + 1):
-            before = len(perf_blocks(log_path.read_text(errors="replace")))
             r = measure_run(server.base_url, server.model_id, MODEL_PROMPT, max_tokens=MODEL_MAX_TOKENS,
-                            client=client, count_tokens=count)  # fmt: skip
+                            client=client, cache_prompt=False)  # fmt: skip
             if not r.ok:
                 print(f"{i:>3} FAILED {r.error_kind}: {r.error}")
                 continue
-            perf = _wait_for_block(log_path, before)
             if i == 0:
                 continue  # warm-up
-            rows.append((r, perf))
-            ev, pe = perf.get("eval"), perf.get("prompt eval")
+            t = r.server_timings.get("llama.cpp", {})
+            rows.append((r, t))
+            nan = float("nan")
             print(f"{i:>3} {r.n_out:>5} {r.n_token_events:>6} {r.ttft_ms:>8.1f} | {r.decode_tps:>12.1f} "
-                  f"{ev[2] if ev else float('nan'):>7.1f} | {r.prefill_tps or float('nan'):>13.1f} "
-                  f"{pe[2] if pe else float('nan'):>8.1f} {r.n_prompt or 0:>8} {pe[1] if pe else 0:>6} | "
+                  f"{t.get('predicted_per_second', nan):>7.1f} | {r.prefill_tps or nan:>13.1f} "
+                  f"{t.get('prompt_per_second', nan):>8.1f} {r.n_prompt or 0:>8} {t.get('prompt_n', 0):>6} | "
                   f"{r.e2e_tps:>9.1f}")  # fmt: skip
         if rows:
             client_dec = summarize([r.decode_tps for r, _ in rows])
-            server_dec = summarize([p["eval"][2] for _, p in rows if "eval" in p])
+            server_dec = summarize([t["predicted_per_second"] for _, t in rows if "predicted_per_second" in t])
             print(f"decode tok/s: client mean {client_dec.mean:.1f} (CI {client_dec.ci95_low:.1f}–"
-                  f"{client_dec.ci95_high:.1f}), server mean {server_dec.mean:.1f}; n_out source "
-                  f"{rows[0][0].n_out_source}, prompt source {rows[0][0].n_prompt_source} "
-                  "(messages only)")  # fmt: skip
-
-
-def _wait_for_block(log_path: Path, before: int, timeout_s: float = 5.0) -> dict[str, tuple[float, int, float]]:
-    # The server logs its figures after the stream ends; poll the log file for the new block.
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        blocks = perf_blocks(log_path.read_text(errors="replace"))
-        if len(blocks) > before and "eval" in blocks[-1]:
-            return blocks[-1]
-        time.sleep(0.05)
-    return {}
+                  f"{client_dec.ci95_high:.1f}), server mean {server_dec.mean:.1f} "
+                  f"({100 * client_dec.mean / server_dec.mean:.0f} %); n_out source "
+                  f"{rows[0][0].n_out_source}, prompt source {rows[0][0].n_prompt_source}")  # fmt: skip
 
 
 def main() -> None:

@@ -1,7 +1,7 @@
 """The embedded model server: its memory through a working session, and the decode speed a
 client sees against llama-bench's for the same model and threads.
 
-    python benchmarks/embedded_server.py [--runs 7] [--threads N]
+    python benchmarks/embedded_server.py [--runs 7] [--threads N] [--server-args "-bs"]
 
 ``llama-server`` as every internal use starts it (``LlamaServer()``: 4 slots sharing an
 8,192-token KV cache), then in order: one long prompt (~5,600 tokens), four logprobs
@@ -59,11 +59,12 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--server-args", default="", help="more llama-server flags, to try a setting")
     args = parser.parse_args(argv)
     model, threads = find_embedded_model(), args.threads or default_threads()
 
     memory: list[tuple[str, float, float]] = []
-    with LlamaServer(model, n_threads=threads) as server, httpx.Client(timeout=600, trust_env=False) as client:
+    with LlamaServer(model, n_threads=threads, extra_args=tuple(args.server_args.split())) as server, httpx.Client(timeout=600, trust_env=False) as client:
         memory.append(("started", *memory_mib(server.pid)))
         chat = f"{server.base_url}/chat/completions"
         long = client.post(chat, json={"model": server.model_id, "max_tokens": 16, "messages": [

@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from otelbench.testing import judge_calibration as cal  # noqa: E402
-from processors.config import DEFAULT_JUDGE_CONCURRENCY  # noqa: E402
+from processors.config import DEFAULT_JUDGE_CONCURRENCY, EMBEDDED_JUDGE_CONCURRENCY  # noqa: E402
 from processors.judge.signals import FAILED_CAP, REFUSAL_CAP, EMPTY_CAP  # noqa: E402
 
 NO_OPINION = 0.5
@@ -189,14 +189,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model", help="the model name at --base-url")
     parser.add_argument("--api-key")
     parser.add_argument("--prompt", default="judge-run")
-    parser.add_argument("--concurrency", type=int, default=DEFAULT_JUDGE_CONCURRENCY,
-                        help="requests at once (default: the judge's, %(default)s)")
+    parser.add_argument("--concurrency", type=int, default=None,
+                        help=f"requests at once (default: the judge's, {EMBEDDED_JUDGE_CONCURRENCY} embedded, "
+                             f"else {DEFAULT_JUDGE_CONCURRENCY})")
     parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads (embedded)")
     parser.add_argument("--limit", type=int, default=0, help="judge only the first N runs")
     parser.add_argument("--sample", type=int, default=0, help="judge a seeded random subset of N runs")
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--save", type=Path, help="write every run's judgement parts here (JSON)")
     args = parser.parse_args(argv)
+    if args.concurrency is None:
+        args.concurrency = EMBEDDED_JUDGE_CONCURRENCY if args.embedded else DEFAULT_JUDGE_CONCURRENCY
     if args.base_url and not args.model:
         parser.error("--base-url needs --model")
     if args.from_file:

@@ -1,11 +1,12 @@
 """Runs judged per minute against the embedded model, by concurrency and prefix reuse.
 
-    python benchmarks/judge_throughput.py [--embedded smollm2|qwen] [--runs 24] [--threads N]
+    python benchmarks/judge_throughput.py [--embedded smollm2|qwen] [--runs 48] [--threads N]
 
 Judges the first ``--runs`` calibration runs (otelbench.testing.judge_calibration: each
 ≤ 2,000 characters of task, tools and output) with ``processors.judge.judgements`` and the
 default prompt, at concurrency 1, 2 and 4, on the embedded ``llama-server`` as
-``otelbench process`` starts it (4 slots sharing one KV cache), in three prefix-reuse settings:
+``otelbench process`` starts it (4 slots sharing one KV cache), in three prefix-reuse settings
+(the default judges one at a time: ``processors.config.EMBEDDED_JUDGE_CONCURRENCY``):
 
 - ``none``: a unique nonce opens every request's system message, so no request can reuse
   an earlier one's evaluated prompt (and ``cache_prompt: false`` is sent);
@@ -13,11 +14,13 @@ default prompt, at concurrency 1, 2 and 4, on the embedded ``llama-server`` as
   it: each slot keeps its last prompt's state and the server gives a request the slot whose
   prompt shares the most with it, so the judge's two kinds of request (its own answer, the
   grade) each tend to find a slot holding their own fixed part; idle slots' states move to
-  a 64 MiB RAM cache (``--cache-ram``) when a request needs their cells;
+  a 32 MiB RAM cache (``--cache-ram``) when a request needs their cells;
 - ``ram0``: as ``default`` without the RAM cache.
 
-Prints runs per minute for each (a run is a judgement: the requests it takes). One warm-up
-run is judged first in each server so model loading is not counted.
+Prints runs per minute for each (a run is a judgement: the requests it takes), and the prompt
+tokens the server evaluated per run (from its ``/metrics``: what prefix reuse saved). Before
+each measurement, two runs per request in flight are judged at that concurrency, so model
+loading and the slots' first prompts are not counted.
 """
 
 from __future__ import annotations
@@ -65,6 +68,16 @@ class PrefixClient:
         return PrefixClient(self.client.with_options(**options), self.reuse)
 
 
+def prompt_tokens(root_url: str) -> float:
+    """The server's running count of prompt tokens it evaluated (``llamacpp:prompt_tokens_total``)."""
+    import httpx
+
+    for line in httpx.get(f"{root_url}/metrics", timeout=10).text.splitlines():
+        if line.startswith("llamacpp:prompt_tokens_total "):
+            return float(line.split()[1])
+    raise RuntimeError("the server's /metrics has no llamacpp:prompt_tokens_total")
+
+
 def measure(base_url: str, model: str, frame: Any, prompt: Any, *, reuse: bool, concurrency: int) -> float:
     """Runs judged per minute."""
     import openai
@@ -84,7 +97,7 @@ def measure(base_url: str, model: str, frame: Any, prompt: Any, *, reuse: bool, 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--embedded", choices=cal.EMBEDDED, default="smollm2")
-    parser.add_argument("--runs", type=int, default=24)
+    parser.add_argument("--runs", type=int, default=48)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--prompt", default="judge-run")
     parser.add_argument("--settings", default="none,default,ram0")
@@ -103,21 +116,27 @@ def main(argv: list[str] | None = None) -> None:
     prompt = load_prompt(args.prompt)
     path = cal.embedded_model_path(args.embedded)
     settings = args.settings.split(",")
-    table: dict[tuple[str, int], float] = {}
+    warm_up = cal.runs().tail(2 * max(CONCURRENCY))  # runs outside the measured ones
+    table: dict[tuple[str, int], tuple[float, float]] = {}
     for setting in settings:
         ram = {"ram0": {"cache_ram_mib": 0}}.get(setting, {})
         with LlamaServer(path, n_threads=args.threads, **ram) as server:
-            model = server.model_id or str(path)
-            measure(server.base_url, model, frame.head(1), prompt, reuse=True, concurrency=1)  # warm-up
+            model, reuse = server.model_id or str(path), setting != "none"
             for concurrency in CONCURRENCY:
-                table[setting, concurrency] = rate = measure(server.base_url, model, frame, prompt,
-                                                             reuse=setting != "none", concurrency=concurrency)
-                print(f"{setting:>5} concurrency {concurrency}: {rate:.1f} runs/min", file=sys.stderr)
+                measure(server.base_url, model, warm_up.head(2 * concurrency), prompt, reuse=reuse,
+                        concurrency=concurrency)
+                before = prompt_tokens(server.root_url)
+                rate = measure(server.base_url, model, frame, prompt, reuse=reuse, concurrency=concurrency)
+                table[setting, concurrency] = rate, (prompt_tokens(server.root_url) - before) / frame.height
+                print(f"{setting:>5} concurrency {concurrency}: {rate:.1f} runs/min, "
+                      f"{table[setting, concurrency][1]:.0f} prompt tokens evaluated a run", file=sys.stderr)
     print(f"{args.embedded} ({path.name}), {frame.height} runs of ≤ {MAX_RUN_CHARS} characters, "
           f"prompt {prompt.version}, threads {args.threads or 'default'}")
-    print(f"{'prefix reuse':<14}" + "".join(f"{f'concurrency {c}':>16}" for c in CONCURRENCY) + "   (runs/min)")
+    print(f"{'prefix reuse':<14}" + "".join(f"{f'concurrency {c}':>22}" for c in CONCURRENCY)
+          + "   (runs/min, prompt tokens evaluated a run)")
     for setting in settings:
-        print(f"{setting:<14}" + "".join(f"{table[setting, c]:>16.1f}" for c in CONCURRENCY))
+        print(f"{setting:<14}" + "".join(f"{f'{table[setting, c][0]:.1f}, {table[setting, c][1]:.0f}':>22}"
+                                         for c in CONCURRENCY))
 
 
 if __name__ == "__main__":

@@ -12,7 +12,11 @@ from exporters.config import Strict
 DEFAULT_INTERVAL_S = 300.0
 DEFAULT_WINDOW_HOURS = 24.0 * 7
 DEFAULT_JUDGE_PROMPT = "judge-run"  # processors/prompts/judge-run.txt
-DEFAULT_JUDGE_CONCURRENCY = 4  # requests at once; the embedded server gets a slot for each (docs/judge.md)
+DEFAULT_JUDGE_CONCURRENCY = 4  # requests at once to an endpoint of your own
+# requests at once to the embedded server: on 2 cores one at a time judges fastest, because a
+# batch of two costs what two requests cost there and more requests evict each other's cached
+# prompt prefixes (docs/judge.md, "Throughput")
+EMBEDDED_JUDGE_CONCURRENCY = 1
 DEFAULT_JUDGE_MAX_INPUT_TOKENS = 1500
 DEFAULT_JUDGE_MAX_ATTEMPTS = 3
 DEFAULT_SCORE_BELOW = 0.5
@@ -31,10 +35,16 @@ class Judge(Strict):
     # the endpoint runs on a machine the operator controls: private inputs may go there
     local: bool | None = None  # default: true for "embedded" and loopback URLs
     prompt: str = DEFAULT_JUDGE_PROMPT  # processors/prompts/<prompt>…
-    concurrency: int = Field(DEFAULT_JUDGE_CONCURRENCY, ge=1, le=64)
+    concurrency: int | None = Field(None, ge=1, le=64)  # default: 1 on "embedded", else 4
     max_input_tokens: int = Field(DEFAULT_JUDGE_MAX_INPUT_TOKENS, ge=64)
     max_attempts: int = Field(DEFAULT_JUDGE_MAX_ATTEMPTS, ge=1)
     sample: float = Field(1.0, gt=0, le=1)  # the share of runs judged, chosen by a hash of the trace id
+
+    @property
+    def requests_at_once(self) -> int:
+        if self.concurrency is not None:
+            return self.concurrency
+        return EMBEDDED_JUDGE_CONCURRENCY if self.endpoint == EMBEDDED else DEFAULT_JUDGE_CONCURRENCY
 
     @property
     def is_local(self) -> bool:

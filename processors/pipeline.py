@@ -175,14 +175,14 @@ def _judge(lake: Any, processors: Processors, privacy: Privacy, llm: Llm | None,
         judge_pkg.check_endpoint(llm.client, llm.model)
     except judge_pkg.JudgeEndpointError as exc:
         raise ProcessorError(str(exc)) from exc
-    step = max(JUDGE_CHUNK, 2 * cfg.concurrency)
+    step = max(JUDGE_CHUNK, 2 * cfg.requests_at_once)
     with judge_pkg.traced(llm.client, telemetry_endpoint) as client:
         for start in range(0, runs.height, step):
             chunk = runs.slice(start, step)
             attempts = dict(zip(chunk["trace_id"], chunk["attempts_so_far"]))
             try:
                 evals = judge_pkg.judge_runs(chunk, client=client, model=llm.model, prompt=prompt, now=now,
-                                             concurrency=cfg.concurrency, max_input_tokens=cfg.max_input_tokens,
+                                             concurrency=cfg.requests_at_once, max_input_tokens=cfg.max_input_tokens,
                                              attempts_so_far=attempts)
             except judge_pkg.JudgeEndpointError as exc:  # it went away mid-pass: what is written stays
                 raise ProcessorError(f"{exc} (after {report.judged + report.judge_errors} runs judged and "

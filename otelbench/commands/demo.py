@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from collector import DEFAULT_WAL_DIR
+from processors.config import EMBEDDED_JUDGE_CONCURRENCY
 from storage import DEFAULT_LAKE
 
 STEPS = ("serve", "model", "bench", "agents", "judge + clusters", "report")
@@ -39,6 +40,9 @@ SUITE = "grounded-research"
 SERVE_INTERVAL_S = 300.0  # the processors' schedule while the demo keeps serving
 PROGRESS_EVERY_S = 30.0  # a long step's count, in a pipe or a CI log
 AGENT_CONCURRENCY = 2  # the tool agent's tasks and the suite's cases at once: 4 with both, a request per slot
+# the suite's repeats in the full demo (the suite declares 3): 40 trials keep the whole demo
+# within 5 minutes on 2 cores, where 60 took ~55 s more (docs/demo.md)
+SUITE_REPEATS = 2
 # --quick's ops-helper tasks: each tool, and each way a run fails for real (otelbench/tool_agent.py)
 QUICK_TASKS = {"calc-product", "conv-distance", "owner-inventory", "status-search", "calc-grouped-sum",
                "file-secrets", "file-windows-log", "status-gateway"}
@@ -196,8 +200,9 @@ def run(args: argparse.Namespace) -> int:
         else:
             with progress.step("model", "the embedded SmolLM2-135M on llama.cpp (seconds: a 100 MB model on CPU)"):
                 server = _model_server(args, stack, progress)
-        # the processors (step 5, then the schedule) judge with the running model, a request per slot
-        judge = {"endpoint": server.base_url, "model": server.model_id, "concurrency": server.parallel} \
+        # the processors (step 5, then the schedule) judge with the running model, as they judge
+        # on the embedded server of their own
+        judge = {"endpoint": server.base_url, "model": server.model_id, "concurrency": EMBEDDED_JUDGE_CONCURRENCY} \
             if server else None
         config = _config(args, ports, judge)
         if server is None:
@@ -215,8 +220,8 @@ def run(args: argparse.Namespace) -> int:
                 _tool_agent(server, otlp, args.quick, progress)
                 _finish_suite(suite, progress)
             services.collector.wait_flushed(60)
-        with progress.step("judge + clusters", "every new run judged by the running model (a request per "
-                                               "slot), then the failures clustered") as status:
+        with progress.step("judge + clusters", "every new run judged by the running model, then the "
+                                               "failures clustered") as status:
             _process(config, otlp, progress, status)
         with progress.step("report", "what every part made of it"):
             _report(config, console, web, otlp)
@@ -308,12 +313,14 @@ def _start_suite(server: Any, otlp: str, out: Path, quick: bool) -> tuple[subpro
     from bench_runner import agent_suite
 
     suite = agent_suite.find(SUITE)
-    extra: list[str] = ["--concurrency", str(AGENT_CONCURRENCY)]  # the suite's own repeats
+    extra: list[str] = ["--concurrency", str(AGENT_CONCURRENCY)]
     if quick:  # one case of each checker, once
         kinds: dict[str, str] = {}
         for case in suite.spec.cases:
             kinds.setdefault(case.check.kind, case.id)
         extra += ["--repeats", "1", "--cases", ",".join(kinds.values())]
+    else:
+        extra += ["--repeats", str(SUITE_REPEATS)]
     env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "local",
            "OTELBENCH_MODEL": server.model_id, "OTEL_EXPORTER_OTLP_ENDPOINT": otlp, "COLUMNS": "120"}
     log = out / "suite.log"

@@ -179,10 +179,11 @@ def endpoint(processors: Any, only: str | None) -> Iterator[Any]:
         client = openai.OpenAI(base_url=judge.endpoint, api_key=key, max_retries=0)
         yield pipeline.Llm(client, judge.model or "", judge.is_local)
         return
-    from bench_runner.llama_server import EmbeddedModelMissing, LlamaServer, LlamaServerError
+    from bench_runner.llama_server import DEFAULT_PARALLEL, EmbeddedModelMissing, LlamaServer, LlamaServerError
 
-    try:
-        server = LlamaServer(judge.model or strongest_local_model(), parallel=judge.concurrency).start()
+    try:  # two slots a request in flight: the judge's two kinds of request each keep their prompt prefix
+        server = LlamaServer(judge.model or strongest_local_model(),
+                             parallel=max(DEFAULT_PARALLEL, 2 * judge.requests_at_once)).start()
     except (LlamaServerError, EmbeddedModelMissing) as exc:
         raise pipeline.ProcessorError(f"the embedded judge could not start: {exc}") from exc
     try:

@@ -41,7 +41,9 @@ from processors.judge.runs import message_text
 from processors.judge.signals import Signals, capped, read_signals
 
 REFERENCE_WEIGHT = 0.5  # of the agreement with the judge's own answer, when there is one
-GRADE_MAX_TOKENS = 64
+# ``{"grade": N, "reasoning": "…"}`` with a 100-character sentence is ~35 tokens; a small
+# model that fills the sentence with digits (a token each) is cut at this, grade kept
+GRADE_MAX_TOKENS = 48
 SOLVE_MAX_TOKENS = 64
 REASONING_MAX_CHARS = 100  # a sentence
 NONE_TEXT = "(none)"

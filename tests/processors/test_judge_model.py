@@ -1,4 +1,4 @@
-"""The judge against the real embedded model server (SmolLM2-135M via llama-cpp-python) and
+"""The judge against the real embedded model server (SmolLM2-135M on llama-server) and
 the real collector: the plumbing, not the model's wisdom — every run gets a score in [0, 1]
 or a recorded error, the method and version are stored, logprobs are read where the server
 returns them, and the judge's own traces land in the lake without becoming agent runs."""
@@ -40,7 +40,7 @@ def test_judges_calibration_runs_with_the_embedded_model(llama_server, collector
             assert row["reasoning"]
         else:
             assert row["score"] is None and row["raw_answer"] is not None
-    assert "logprobs" in set(out["method"].drop_nulls())  # llama-cpp-python returns them
+    assert "logprobs" in set(out["method"].drop_nulls())  # llama-server returns them
     by_case = dict(zip(frame["trace_id"], frame["case"]))
     caps = {by_case[t]: s for t, s in zip(out["trace_id"], out["score"]) if s is not None}
     assert caps.get("tool-weather-refusal", 0.0) <= 0.1 and caps.get("tool-order-error", 0.0) <= 0.0

@@ -36,10 +36,20 @@ def test_defaults_and_overrides():
     p = cfg.processors
     assert p.interval_s == 60 and p.window_hours == 168
     assert p.judge.endpoint == "http://10.0.0.5:8000/v1" and p.judge.model == "qwen"
-    assert p.judge.concurrency == 6 and p.judge.max_attempts == 3 and p.judge.sample == 1.0
+    assert p.judge.concurrency == p.judge.requests_at_once == 6
+    assert p.judge.max_attempts == 3 and p.judge.sample == 1.0
     assert p.clusters.score_below == 0.3 and p.clusters.min_cluster_size == 7 and p.clusters.embedder == "local"
     assert p.clusters.merge_cosine is None                          # merging off
     assert _with(processors={}).processors.clusters.merge_cosine == MERGE_COSINE == DEFAULT_MERGE_COSINE
+
+
+@pytest.mark.parametrize("judge, at_once", [
+    ({}, 1),                                          # the embedded server: one at a time judges fastest
+    ({"endpoint": "http://10.0.0.5:8000/v1"}, 4),     # a server of your own
+    ({"concurrency": 3}, 3),
+])
+def test_judge_requests_at_once_default_by_endpoint(judge, at_once):
+    assert _with(processors={"judge": judge}).processors.judge.requests_at_once == at_once
 
 
 @pytest.mark.parametrize("endpoint, local, expected", [
