@@ -247,7 +247,7 @@ class _Stream:
 
 # Temperature 0 is greedy decoding; saying so outright spares llama-server its default
 # sampler chain (penalties, top-k 40, top-p, min-p… over the whole vocabulary) on every
-# token, ~10 % of a small model's decode on 2 cores, for the very same tokens. vLLM reads
+# token, ~5 % of a small model's decode on 2 cores, for the very same tokens. vLLM reads
 # top_k too; servers that know neither field ignore them.
 GREEDY: dict[str, Any] = {"top_k": 1, "samplers": ["top_k"]}
 

@@ -34,6 +34,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -192,7 +193,14 @@ def model_vs_server(runs: int) -> None:
     except LlamaServerError as exc:
         print(f"skipped: {exc}")
         return
-    with server, httpx.Client(trust_env=False, timeout=120) as client:
+    try:
+        _model_rows(server, runs)
+    finally:
+        server.stop()
+
+
+def _model_rows(server: Any, runs: int) -> None:
+    with httpx.Client(trust_env=False, timeout=120) as client:
         assert server.model_id is not None
         print(f"server: {server.n_threads} threads; client decode/prefill from this process, "
               "server figures from the stream's `timings` (predicted = decode, prompt = prefill)")  # fmt: skip
