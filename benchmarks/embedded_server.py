@@ -64,7 +64,8 @@ def main(argv: list[str] | None = None) -> None:
     model, threads = find_embedded_model(), args.threads or default_threads()
 
     memory: list[tuple[str, float, float]] = []
-    with LlamaServer(model, n_threads=threads, extra_args=tuple(args.server_args.split())) as server, httpx.Client(timeout=600, trust_env=False) as client:
+    server = LlamaServer(model, n_threads=threads, extra_args=tuple(args.server_args.split()))
+    with server, httpx.Client(timeout=600, trust_env=False) as client:
         memory.append(("started", *memory_mib(server.pid)))
         chat = f"{server.base_url}/chat/completions"
         long = client.post(chat, json={"model": server.model_id, "max_tokens": 16, "messages": [
