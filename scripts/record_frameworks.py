@@ -54,9 +54,15 @@ STUB_TTFT_MS = 150  # first streamed token this long after the request: TTFT is 
 
 
 class Stack:
+    """A stack's run is a function of this script's child process, or, given ``command``, any
+    program: ``command(endpoint, base_url, report)`` is its argv, and the program writes the
+    report (``output``, ``tool_calls``, ``versions`` and its runtime's version) itself."""
+
     def __init__(self, name: str, title: str, packages: tuple[str, ...], agent_name_at: str,
-                 run: Callable[[str, str], dict[str, Any]]) -> None:  # fmt: skip
+                 run: Callable[[str, str], dict[str, Any]] | None,
+                 command: Callable[[str, str, Path], list[str]] | None = None) -> None:  # fmt: skip
         self.name, self.title, self.packages, self.agent_name_at, self.run = name, title, packages, agent_name_at, run
+        self.command = command
 
 
 STACKS: dict[str, Stack] = {}
@@ -370,7 +376,9 @@ def run_google_adk(endpoint: str, base_url: str) -> dict[str, Any]:
 
 
 def child(name: str, endpoint: str, base_url: str, report: Path) -> None:
-    outcome = STACKS[name].run(endpoint, base_url)
+    run = STACKS[name].run
+    assert run is not None, f"{name} runs as its own program"
+    outcome = run(endpoint, base_url)
     versions = {}
     for package in STACKS[name].packages + ("opentelemetry-sdk", "opentelemetry-exporter-otlp-proto-http"):
         try:
@@ -432,7 +440,7 @@ def expected(stack_: Stack, report: dict[str, Any], served: list[dict[str, Any]]
             " TTFT is that plus a few ms",
         ],
         "versions": report["versions"],
-        "python": report["python"],
+        **{runtime: report[runtime] for runtime in ("python", "node") if runtime in report},
         "recorded": dt.date.today().isoformat(),
     }
 
@@ -449,15 +457,30 @@ def _readme_section(out: Path) -> str:
         "calls, tokens, tool call, reported cost, TTFT). What each stack sends and what the views make",
         "of it: docs/frameworks-recorded.md. The stacks in pyproject's `frameworks` extra were recorded",
         "from one virtualenv with it; openlit, llamaindex and crewai (openai < 3) each from their own.",
+        "The JavaScript stacks (`scripts/record_js.py`, agents in tests/js/agents/) ran on Node with",
+        "the packages of tests/js/package-lock.json; ai 7 and Mastra 1.71 declare Node >= 22 and ran on",
+        "Node 20 with npm's engine warning only.",
+        *_npm_packages(),
         "",
-        "| folder | stack | versions | Python, date |",
+        "| folder | stack | versions | runtime, date |",
         "|---|---|---|---|",
     ]
     for path in sorted(out.glob("*/expected.json")):
         exp = json.loads(path.read_text())
         versions = ", ".join(f"{k} {v}" for k, v in exp["versions"].items() if v)
-        lines.append(f"| `{path.parent.name}/` | {exp['description']} | {versions} | {exp['python']}, {exp['recorded']} |")
+        runtime = f"Node {exp['node']}" if "node" in exp else f"Python {exp['python']}"
+        lines.append(f"| `{path.parent.name}/` | {exp['description']} | {versions} | {runtime}, {exp['recorded']} |")
     return "\n".join(lines) + "\n"
+
+
+def _npm_packages() -> list[str]:
+    """The JavaScript stacks' direct npm dependencies at the lock's versions, as README lines."""
+    lock = REPO / "tests" / "js" / "package-lock.json"
+    if not lock.exists():
+        return []
+    packages = json.loads(lock.read_text())["packages"]
+    wanted = sorted(packages[""]["dependencies"])
+    return ["", "npm packages: " + ", ".join(f"{n} {packages[f'node_modules/{n}']['version']}" for n in wanted) + "."]
 
 
 def _write_readme(out: Path) -> None:
@@ -479,8 +502,10 @@ def record(out: Path, names: list[str], pythons: dict[str, str]) -> int:
             report_path = Path(tmp) / f"{name}.json"
             endpoint = f"{capture.url}/{name}"
             first = len(stub.served)
-            cmd = [pythons.get(name, sys.executable), __file__, "--child", name, "--endpoint", endpoint,
-                   "--base-url", base_url, "--report", str(report_path)]  # fmt: skip
+            command = STACKS[name].command
+            cmd = command(endpoint, base_url, report_path) if command else [
+                pythons.get(name, sys.executable), __file__, "--child", name, "--endpoint", endpoint,
+                "--base-url", base_url, "--report", str(report_path)]  # fmt: skip
             proc = subprocess.run(cmd, env=child_env(endpoint, REPO), stdin=subprocess.DEVNULL, timeout=600)
             if proc.returncode != 0 or not report_path.exists():
                 print(f"  {name}: the child failed (exit {proc.returncode}); nothing written", file=sys.stderr)

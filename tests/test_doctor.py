@@ -68,6 +68,10 @@ CONVENTIONS = {
     "openlit": ("openlit.instrumentation.openai", {"genai", "openlit"}, ">= 1.37"),
     "openllmetry": ("opentelemetry.instrumentation.openai.v1", {"genai", "genai_deprecated", "openllmetry"}, ">= 1.37"),
     "pydantic-ai": ("pydantic-ai", {"genai", "genai_deprecated", "pydantic_ai"}, ">= 1.37"),
+    "mastra": ("@mastra/otel-exporter", {"genai", "genai_deprecated", "mastra"}, ">= 1.37"),
+    "vercel-ai-sdk": ("gen_ai", {"genai"}, ">= 1.37"),
+    "vercel-ai-sdk-legacy": ("ai", {"ai_sdk", "genai", "genai_deprecated"}, "1.27 – 1.36"),
+    "vercel-ai-sdk-stream": ("gen_ai", {"genai"}, ">= 1.37"),
 }
 
 

@@ -98,7 +98,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's naming
         parts = self.path.strip("/").split("/")  # /<name>/v1/<signal>
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        body = self._read_body()
         if self.headers.get("Content-Encoding") == "gzip":
             body = gzip.decompress(body)
         status = 200
@@ -121,6 +121,18 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/x-protobuf")
         self.send_header("Content-Length", "0")
         self.end_headers()
+
+    def _read_body(self) -> bytes:
+        """The request body, sized by Content-Length or sent chunked (the OTel JS exporters stream it)."""
+        if "chunked" not in self.headers.get("Transfer-Encoding", "").lower():
+            return self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        chunks = []
+        while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
+            chunks.append(self.rfile.read(size))
+            self.rfile.readline()  # the CRLF after each chunk
+        while self.rfile.readline() not in (b"\r\n", b"\n", b""):  # trailers, then the empty line
+            pass
+        return b"".join(chunks)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
         pass
