@@ -45,6 +45,10 @@ JS_STACKS = [
           "span shape)",
           (), "telemetry.functionId: ai.telemetry.functionId and resource.name on the ai.* spans", None,
           node("ai-sdk.mjs", "--legacy")),
+    Stack("vercel-ai-sdk-v6", "Vercel AI SDK 6 generateText with the tool, experimental_telemetry (isEnabled, "
+          "functionId) through the global tracer provider (ai 6 as the npm alias ai-v6)",
+          (), "experimental_telemetry.functionId: ai.telemetry.functionId and resource.name on the ai.* spans",
+          None, node("ai-sdk-v6.mjs")),
     Stack("mastra", "Mastra Agent with the tool (createTool), @mastra/observability with @mastra/otel-exporter "
           "(custom provider, OTLP/HTTP protobuf)",
           (), "Agent({name}): the agent run span", None, node("mastra.mjs")),

@@ -72,6 +72,7 @@ CONVENTIONS = {
     "vercel-ai-sdk": ("gen_ai", {"genai"}, ">= 1.37"),
     "vercel-ai-sdk-legacy": ("ai", {"ai_sdk", "genai", "genai_deprecated"}, "1.27 – 1.36"),
     "vercel-ai-sdk-stream": ("gen_ai", {"genai"}, ">= 1.37"),
+    "vercel-ai-sdk-v6": ("ai", {"ai_sdk", "genai", "genai_deprecated"}, "1.27 – 1.36"),
 }
 
 

@@ -1,4 +1,4 @@
-"""Thirteen recorded agent stacks (nine Python, four JavaScript) through the lake, held to what each run really was.
+"""Fourteen recorded agent stacks (nine Python, five JavaScript) through the lake, held to what each run really was.
 
 Each recording of tests/testdata/recorded/<stack>/ goes through the collector's write path
 (ParquetSink → Lake.write_batch) into a lake in tmp, and agent_runs, llm_calls and
@@ -25,7 +25,7 @@ STACKS = [p.name for p in frameworks.stacks(RECORDED)]
 
 def test_every_recorded_stack_has_its_gap_list() -> None:
     assert sorted(frameworks.KNOWN_GAPS) == STACKS
-    assert len(STACKS) == 13
+    assert len(STACKS) == 14
 
 
 @pytest.mark.parametrize("stack", STACKS)

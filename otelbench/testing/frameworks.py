@@ -240,6 +240,15 @@ _AI_SDK_GAPS = {
     "llm_calls[0].finish_reasons": _AI_SDK_FINISH,
     "tool_calls[0].result": _AI_SDK_RESULT,
 }
+# ai 6's experimental_telemetry and AI SDK 7's LegacyOpenTelemetry: the ai.* spans
+_AI_SDK_V6_GAPS = {
+    **{field: "the name is ai.telemetry.functionId / resource.name on the ai.* spans"
+       for field in ("agent_runs.agent", "llm_calls[0].agent", "llm_calls[1].agent", "tool_calls[0].agent")},
+    "agent_runs.input": "sent as ai.prompt (JSON {system, prompt}) on the ai.generateText span",
+    "agent_runs.output": "sent as ai.response.text on the ai.generateText span",
+    "llm_calls[0].finish_reasons": _AI_SDK_FINISH,
+    "tool_calls[0].result": _AI_SDK_RESULT,
+}
 
 # stack → {field: why it differs}. "views": a rule across spans, for the views/lake to
 # apply; "not sent": nothing in the recording says it.
@@ -293,13 +302,9 @@ KNOWN_GAPS: dict[str, dict[str, str]] = {
     "vercel-ai-sdk": _AI_SDK_GAPS,
     "vercel-ai-sdk-stream": _AI_SDK_GAPS,
     "vercel-ai-sdk-legacy": {
-        **{field: "the name is ai.telemetry.functionId / resource.name on the ai.* spans"
-           for field in ("agent_runs.agent", "llm_calls[0].agent", "llm_calls[1].agent", "tool_calls[0].agent")},
-        "agent_runs.input": "sent as ai.prompt (JSON {system, prompt}) on the ai.generateText span",
-        "agent_runs.output": "sent as ai.response.text on the ai.generateText span",
-        "llm_calls[0].finish_reasons": _AI_SDK_FINISH,
-        "tool_calls[0].result": _AI_SDK_RESULT,
+        **_AI_SDK_V6_GAPS,
         "tool_calls[0].llm_call": "sent otherwise: ai.toolCall.id on the tool span, ai.response.toolCalls on the "
-                                  "asking ai.generateText.doGenerate span",
+                                  "asking ai.generateText.doGenerate span, the tool span's parent (ai 6: its sibling)",
     },
+    "vercel-ai-sdk-v6": _AI_SDK_V6_GAPS,
 }

@@ -216,7 +216,8 @@ def test_many_payloads_owners_resources_and_scopes() -> None:
 # and scripts/record_js.py's
 RECORDED_STACKS = ["openai-v2", "openai-v2-latest", "openinference", "openllmetry", "openlit", "langchain",
                    "pydantic-ai", "logfire", "openai-agents", "llamaindex", "crewai", "google-adk",
-                   "vercel-ai-sdk", "vercel-ai-sdk-stream", "vercel-ai-sdk-legacy", "mastra"]  # fmt: skip
+                   "vercel-ai-sdk", "vercel-ai-sdk-stream", "vercel-ai-sdk-legacy", "vercel-ai-sdk-v6",
+                   "mastra"]  # fmt: skip
 
 
 @pytest.mark.parametrize("instrumentation", RECORDED_STACKS)
