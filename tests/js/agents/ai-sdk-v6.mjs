@@ -3,9 +3,8 @@
 // 3 steps, experimental_telemetry on, spans through the global tracer provider (NodeSDK).
 import { generateText, stepCountIs, tool } from 'ai-v6';
 import { createOpenAICompatible } from 'openai-compatible-v2';
-import { z } from 'zod';
 
-import { AGENT_NAME, API_KEY, INSTRUCTIONS, MODEL, QUESTION, TOOL_DESCRIPTION, baseURL, getWeather, report,
+import { AGENT_NAME, API_KEY, INSTRUCTIONS, MODEL, QUESTION, WEATHER_TOOL, baseURL, report,
   startOtel } from './weather.mjs';
 
 const sdk = startOtel();
@@ -14,13 +13,7 @@ const result = await generateText({
   model: provider.chatModel(MODEL),
   system: INSTRUCTIONS,
   prompt: QUESTION,
-  tools: {
-    get_weather: tool({
-      description: TOOL_DESCRIPTION,
-      inputSchema: z.object({ city: z.string().describe('City name') }),
-      execute: async (input) => getWeather(input),
-    }),
-  },
+  tools: { get_weather: tool(WEATHER_TOOL) },
   stopWhen: stepCountIs(3),
   maxRetries: 0,
   experimental_telemetry: { isEnabled: true, functionId: AGENT_NAME },

@@ -1,13 +1,12 @@
 // The weather agent on the Vercel AI SDK 7 with @ai-sdk/otel: generateText (or streamText,
 // with --stream) with the tool, up to 3 steps, telemetry through the integration named by
-// --legacy (LegacyOpenTelemetry, the ai.* span shape of AI SDK ≤ 6) or else OpenTelemetry
+// --legacy (LegacyOpenTelemetry, the ai.* span shape of AI SDK 6) or else OpenTelemetry
 // (GenAI semantic conventions).
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { LegacyOpenTelemetry, OpenTelemetry } from '@ai-sdk/otel';
 import { generateText, isStepCount, registerTelemetry, streamText, tool } from 'ai';
-import { z } from 'zod';
 
-import { AGENT_NAME, API_KEY, INSTRUCTIONS, MODEL, QUESTION, TOOL_DESCRIPTION, baseURL, getWeather, report,
+import { AGENT_NAME, API_KEY, INSTRUCTIONS, MODEL, QUESTION, WEATHER_TOOL, baseURL, report,
   startOtel } from './weather.mjs';
 
 const flags = new Set(process.argv.slice(5));
@@ -19,13 +18,7 @@ const options = {
   model: provider.chatModel(MODEL),
   system: INSTRUCTIONS,
   prompt: QUESTION,
-  tools: {
-    get_weather: tool({
-      description: TOOL_DESCRIPTION,
-      inputSchema: z.object({ city: z.string().describe('City name') }),
-      execute: async (input) => getWeather(input),
-    }),
-  },
+  tools: { get_weather: tool(WEATHER_TOOL) },
   stopWhen: isStepCount(3),
   maxRetries: 0,
   telemetry: { functionId: AGENT_NAME },

@@ -7,17 +7,11 @@ import { Mastra } from '@mastra/core/mastra';
 import { createTool } from '@mastra/core/tools';
 import { Observability } from '@mastra/observability';
 import { OtelExporter } from '@mastra/otel-exporter';
-import { z } from 'zod';
 
-import { AGENT_NAME, API_KEY, INSTRUCTIONS, MODEL, QUESTION, SERVICE_NAME, TOOL_DESCRIPTION, baseURL, endpoint,
-  getWeather, report } from './weather.mjs';
+import { AGENT_NAME, API_KEY, INSTRUCTIONS, MODEL, QUESTION, SERVICE_NAME, WEATHER_TOOL, baseURL,
+  endpoint, report } from './weather.mjs';
 
-const getWeatherTool = createTool({
-  id: 'get_weather',
-  description: TOOL_DESCRIPTION,
-  inputSchema: z.object({ city: z.string().describe('City name') }),
-  execute: async (input) => getWeather(input),
-});
+const getWeatherTool = createTool({ id: 'get_weather', ...WEATHER_TOOL });
 
 const agent = new Agent({
   id: AGENT_NAME,

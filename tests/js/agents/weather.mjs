@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { NodeSDK, tracing } from '@opentelemetry/sdk-node';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { z } from 'zod';
 
 export const AGENT_NAME = 'weather_agent';
 export const SERVICE_NAME = 'weather-app';
@@ -27,6 +28,13 @@ export function getWeather({ city }) {
   toolLog.push({ name: 'get_weather', arguments: { city }, result: TOOL_RESULT });
   return TOOL_RESULT;
 }
+
+/** The tool as the AI SDK's tool() takes it (Mastra's createTool() adds an id). */
+export const WEATHER_TOOL = {
+  description: TOOL_DESCRIPTION,
+  inputSchema: z.object({ city: z.string().describe('City name') }),
+  execute: async (input) => getWeather(input),
+};
 
 /** A NodeSDK (AsyncLocalStorage context) exporting spans over OTLP/HTTP protobuf, started.
  * No resource detection: the host's and process's attributes (paths, ports) would be recorded. */
