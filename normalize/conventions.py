@@ -32,7 +32,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "traceloop_kind": ("traceloop.span.kind",),
     "traceloop_entity": ("traceloop.entity.name",),
     "provider": ("gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system"),
-    "agent_name": ("gen_ai.agent.name", "agent.name"),
+    "agent_name": ("gen_ai.agent.name", "agent.name", "ai.telemetry.functionId"),
     "agent_id": ("gen_ai.agent.id",),
     "graph_node": ("graph.node.name", "graph.node.id"),
     "request_model": ("gen_ai.request.model", "llm.request.model_name", "llm.request.model",
@@ -281,8 +281,11 @@ OPENLLMETRY_FIRST_FINISH = OPENLLMETRY_FINISH.format(0)
 # One spelling for "the model stopped to call a tool": the GenAI semconv's enum value
 # (gen-ai-output-messages.json, FinishReason: stop, length, content_filter, tool_call,
 # error) for OpenAI's "tool_calls" (and its legacy "function_call") and Anthropic's
-# "tool_use". The finish_reasons column is spelled this way; messages keep what was sent.
-FINISH_REASON_SPELLINGS = {"tool_calls": "tool_call", "function_call": "tool_call", "tool_use": "tool_call"}
+# "tool_use", and the Vercel AI SDK's "tool-calls" (Mastra sends it too; its
+# "content-filter" likewise). The finish_reasons column is spelled this way; messages keep
+# what was sent.
+FINISH_REASON_SPELLINGS = {"tool_calls": "tool_call", "function_call": "tool_call", "tool_use": "tool_call",
+                           "tool-calls": "tool_call", "content-filter": "content_filter"}
 
 
 def finish_reason(value: str) -> str:

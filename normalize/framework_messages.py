@@ -229,3 +229,49 @@ def crewai_tasks(value: Any) -> list[Message] | None:
     out: list[Message] = [{"role": "user", "parts": [text(t["description"])]} for t in doc
                           if isinstance(t, dict) and isinstance(t.get("description"), str) and t["description"]]
     return out or None
+
+
+# -- Mastra: mastra.agent_run.input / output on its invoke_agent span ------------------------
+
+MASTRA_RUN_INPUT, MASTRA_RUN_OUTPUT = "mastra.agent_run.input", "mastra.agent_run.output"
+
+
+def mastra_input(value: Any) -> list[Message] | None:
+    """The agent's input as Mastra sends it: the user's string, or a messages document."""
+    if isinstance(value, str) and not value.lstrip().startswith(("[", "{")):
+        return _value_messages(value, "user")
+    return _value_messages(_json(value), "user")
+
+
+def mastra_output(value: Any) -> list[Message] | None:
+    """``{"text": …, "files": […]}`` → the assistant's text; a plain string as it is."""
+    doc = _json(value) if isinstance(value, str) and value.lstrip().startswith("{") else value
+    if isinstance(doc, dict):
+        return _value_messages(doc.get("text"), "assistant") if isinstance(doc.get("text"), str) else None
+    return _value_messages(doc, "assistant")
+
+
+# -- the Vercel AI SDK's ai.* spans (ai 6 experimental_telemetry, AI SDK 7 legacy) ----------
+
+AI_PROMPT, AI_RESPONSE_TEXT = "ai.prompt", "ai.response.text"
+
+
+def ai_sdk_prompt(value: Any) -> list[Message] | None:
+    """``ai.prompt`` (JSON ``{"system"?, "prompt"?, "messages"?}``, what generateText was
+    given) → the system message, then the prompt as a user message or the messages."""
+    doc = _json(value)
+    if not isinstance(doc, dict):
+        return None
+    out: list[Message] = []
+    if isinstance(doc.get("system"), str) and doc["system"]:
+        out.append({"role": "system", "parts": [text(doc["system"])]})
+    if isinstance(doc.get("prompt"), str) and doc["prompt"]:
+        out.append({"role": "user", "parts": [text(doc["prompt"])]})
+    elif doc.get("messages") is not None:
+        out += json_messages(doc["messages"], "user") or []
+    return out or None
+
+
+def ai_sdk_text(value: Any) -> list[Message] | None:
+    """``ai.response.text``: the model's (on ``ai.generateText``: the run's last) answer."""
+    return _value_messages(value, "assistant") if isinstance(value, str) else None

@@ -158,7 +158,8 @@ MESSAGE_KEYS = frozenset({
     "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
     "gen_ai.prompt", "gen_ai.completion", "input.value", "output.value",
     *_OLLM_IN, *_OLLM_OUT, *_OI_IN, *_OI_OUT, _TL_IN, _TL_OUT,
-    fw.PYDANTIC_AI_MESSAGES, fw.CREWAI_TASKS,
+    fw.PYDANTIC_AI_MESSAGES, fw.CREWAI_TASKS, fw.MASTRA_RUN_INPUT, fw.MASTRA_RUN_OUTPUT,
+    fw.AI_PROMPT, fw.AI_RESPONSE_TEXT,
 })
 
 
@@ -211,7 +212,10 @@ def span_messages(
     6. OpenInference ``input.value`` / ``output.value``;
     7. OpenLLMetry's ``traceloop.entity.input`` / ``traceloop.entity.output`` on a
        workflow, agent or task span;
-    8. (input) CrewAI's ``crew_tasks``.
+    8. (input) CrewAI's ``crew_tasks``;
+    9. Mastra's ``mastra.agent_run.input`` (after the system instructions it sends beside
+       it) / ``mastra.agent_run.output``, on its agent span;
+    10. the Vercel AI SDK's ``ai.prompt`` / ``ai.response.text`` (its ai.* spans).
     """
     g = attrs.get
     inp = from_value(g("gen_ai.input.messages"), "user")
@@ -222,6 +226,8 @@ def span_messages(
         sm = system_message(system)
         if sm is not None and not _starts_with(inp, sm):
             inp = [sm, *(inp or ())]
+    if fw.MASTRA_RUN_INPUT in attrs and g("gen_ai.input.messages") is None:  # after its instructions
+        inp = [*(inp or ()), *(fw.mastra_input(g(fw.MASTRA_RUN_INPUT)) or ())] or None
     out = from_value(g("gen_ai.output.messages"), "assistant")
     if out is None and fw.PYDANTIC_AI_MESSAGES in attrs:
         out = fw.pydantic_ai_output(g(fw.PYDANTIC_AI_MESSAGES), g(fw.PYDANTIC_AI_RESULT))
@@ -243,6 +249,8 @@ def span_messages(
             inp = fw.traceloop_input(g(_TL_IN))
         if inp is None and fw.CREWAI_TASKS in attrs:
             inp = fw.crewai_tasks(g(fw.CREWAI_TASKS))
+        if inp is None and fw.AI_PROMPT in attrs:
+            inp = fw.ai_sdk_prompt(g(fw.AI_PROMPT))
     if out is None:
         out = from_value(g("gen_ai.completion"), "assistant")
         if out is None and _has_any(attrs, _OLLM_OUT):
@@ -253,6 +261,10 @@ def span_messages(
             out = io_value(g("output.value"), g("output.mime_type"), "assistant")
         if out is None and _TL_OUT in attrs and _traceloop_run(attrs):
             out = fw.traceloop_output(g(_TL_OUT))
+        if out is None and fw.MASTRA_RUN_OUTPUT in attrs:
+            out = fw.mastra_output(g(fw.MASTRA_RUN_OUTPUT))
+        if out is None and fw.AI_RESPONSE_TEXT in attrs:
+            out = fw.ai_sdk_text(g(fw.AI_RESPONSE_TEXT))
     return inp, out
 
 

@@ -232,21 +232,14 @@ def child_env(endpoint: str, repo: Path) -> dict[str, str]:
 # -- what is known not to match, and why ---------------------------------------------
 
 _NOT_SENT = "not sent by the stack"
-_AI_SDK_FINISH = "sent otherwise: 'tool-calls', the AI SDK's own spelling of the finish reason"
 _AI_SDK_RESULT = "sent otherwise: the tool's string result JSON-encoded (with its quotes)"
 _AI_SDK_GAPS = {
     "agent_runs.output": "sent otherwise: the invoke_agent span's gen_ai.output.messages hold every step's "
                          "messages, the tool call first; the answer is the last",
-    "llm_calls[0].finish_reasons": _AI_SDK_FINISH,
     "tool_calls[0].result": _AI_SDK_RESULT,
 }
 # ai 6's experimental_telemetry and AI SDK 7's LegacyOpenTelemetry: the ai.* spans
 _AI_SDK_V6_GAPS = {
-    **{field: "the name is ai.telemetry.functionId / resource.name on the ai.* spans"
-       for field in ("agent_runs.agent", "llm_calls[0].agent", "llm_calls[1].agent", "tool_calls[0].agent")},
-    "agent_runs.input": "sent as ai.prompt (JSON {system, prompt}) on the ai.generateText span",
-    "agent_runs.output": "sent as ai.response.text on the ai.generateText span",
-    "llm_calls[0].finish_reasons": _AI_SDK_FINISH,
     "tool_calls[0].result": _AI_SDK_RESULT,
 }
 
@@ -294,9 +287,7 @@ KNOWN_GAPS: dict[str, dict[str, str]] = {
     "pydantic-ai": {},
     # The JavaScript stacks (scripts/record_js.py): recorded; not all read yet.
     "mastra": {
-        "agent_runs.input": "sent as mastra.agent_run.input on the invoke_agent span, not as gen_ai.input.messages",
-        "llm_calls[0].finish_reasons": _AI_SDK_FINISH,
-        "tool_calls[0].llm_call": "sent otherwise: the tool call's id is only in mastra.metadata.toolCallId of a "
+            "tool_calls[0].llm_call": "sent otherwise: the tool call's id is only in mastra.metadata.toolCallId of a "
                                   "model_chunk span; the chat span carries no input messages",
     },
     "vercel-ai-sdk": _AI_SDK_GAPS,
