@@ -201,8 +201,7 @@ def span_messages(
     """(input, output) messages of one span; each side takes the first source present:
 
     1. ``gen_ai.input.messages``, else pydantic-ai's ``pydantic_ai.all_messages`` up to
-       the run's first model response (either led by ``gen_ai.system_instructions`` as
-       a system message, unless they already start with that one) /
+       the run's first model response /
        ``gen_ai.output.messages``, else pydantic-ai's last message or ``final_result``;
     2. span events ``gen_ai.content.prompt`` / ``gen_ai.content.completion``;
     3. span events ``gen_ai.{system,user,assistant,tool}.message`` / ``gen_ai.choice``;
@@ -213,26 +212,21 @@ def span_messages(
     7. OpenLLMetry's ``traceloop.entity.input`` / ``traceloop.entity.output`` on a
        workflow, agent or task span;
     8. (input) CrewAI's ``crew_tasks``;
-    9. Mastra's ``mastra.agent_run.input`` (after the system instructions it sends beside
-       it) / ``mastra.agent_run.output``, on its agent span;
+    9. Mastra's ``mastra.agent_run.input`` / ``mastra.agent_run.output``, on its agent span;
     10. the Vercel AI SDK's ``ai.prompt`` / ``ai.response.text`` (its ai.* spans).
+
+    Whichever source gave the input, ``gen_ai.system_instructions`` leads it as a system
+    message (unless it already starts with that one).
     """
     g = attrs.get
     inp = from_value(g("gen_ai.input.messages"), "user")
     if inp is None and fw.PYDANTIC_AI_MESSAGES in attrs:
         inp = fw.pydantic_ai_input(g(fw.PYDANTIC_AI_MESSAGES), g(fw.PYDANTIC_AI_NEW_INDEX))
-    system = g("gen_ai.system_instructions")
-    if system is not None:
-        sm = system_message(system)
-        if sm is not None and not _starts_with(inp, sm):
-            inp = [sm, *(inp or ())]
-    if fw.MASTRA_RUN_INPUT in attrs and g("gen_ai.input.messages") is None:  # after its instructions
-        inp = [*(inp or ()), *(fw.mastra_input(g(fw.MASTRA_RUN_INPUT)) or ())] or None
     out = from_value(g("gen_ai.output.messages"), "assistant")
     if out is None and fw.PYDANTIC_AI_MESSAGES in attrs:
         out = fw.pydantic_ai_output(g(fw.PYDANTIC_AI_MESSAGES), g(fw.PYDANTIC_AI_RESULT))
     if inp is not None and out is not None:
-        return inp, out
+        return _led(inp, g("gen_ai.system_instructions")), out
     if events:
         ev_in, ev_out = _from_events(events)
         inp = inp or ev_in
@@ -249,6 +243,8 @@ def span_messages(
             inp = fw.traceloop_input(g(_TL_IN))
         if inp is None and fw.CREWAI_TASKS in attrs:
             inp = fw.crewai_tasks(g(fw.CREWAI_TASKS))
+        if inp is None and fw.MASTRA_RUN_INPUT in attrs:
+            inp = fw.mastra_input(g(fw.MASTRA_RUN_INPUT))
         if inp is None and fw.AI_PROMPT in attrs:
             inp = fw.ai_sdk_prompt(g(fw.AI_PROMPT))
     if out is None:
@@ -265,7 +261,16 @@ def span_messages(
             out = fw.mastra_output(g(fw.MASTRA_RUN_OUTPUT))
         if out is None and fw.AI_RESPONSE_TEXT in attrs:
             out = fw.ai_sdk_text(g(fw.AI_RESPONSE_TEXT))
-    return inp, out
+    return _led(inp, g("gen_ai.system_instructions")), out
+
+
+def _led(inp: list[Message] | None, system: Any) -> list[Message] | None:
+    """The input led by ``gen_ai.system_instructions`` as a system message, whichever source
+    gave it (unless it already starts with that one)."""
+    sm = system_message(system) if system is not None else None
+    if sm is None or _starts_with(inp, sm):
+        return inp
+    return [sm, *(inp or ())]
 
 
 def _traceloop_run(attrs: dict[str, Any]) -> bool:

@@ -427,6 +427,11 @@ MESSAGES = [
                               "message": '{"role":"assistant","content":"yo"}'})],
      [text("system", "be brief"), text("user", "hi"), {"role": "tool", "parts": [RESULT]}],
      [text("assistant", "yo", finish_reason="stop")]),
+    # system instructions lead the input whichever source gave it, here span events
+    ("system-instructions-and-events",
+     {"gen_ai.system_instructions": '[{"type":"text","content":"be brief"}]'},
+     [event("gen_ai.user.message", {"gen_ai.event.content": '{"content":"hi"}'})],
+     [text("system", "be brief"), text("user", "hi")], None),
     # OpenLLMetry indexed attributes
     ("openllmetry",
      {"gen_ai.prompt.0.role": "system", "gen_ai.prompt.0.content": "be brief",
