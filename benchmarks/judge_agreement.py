@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from otelbench.testing import judge_calibration as cal  # noqa: E402
-from processors.config import DEFAULT_JUDGE_CONCURRENCY, EMBEDDED_JUDGE_CONCURRENCY  # noqa: E402
+from processors.config import DEFAULT_JUDGE_CONCURRENCY, EMBEDDED, EMBEDDED_JUDGE_CONCURRENCY, Judge  # noqa: E402
 from processors.judge.signals import FAILED_CAP, REFUSAL_CAP, EMPTY_CAP  # noqa: E402
 
 NO_OPINION = 0.5
@@ -198,8 +198,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--save", type=Path, help="write every run's judgement parts here (JSON)")
     args = parser.parse_args(argv)
-    if args.concurrency is None:
-        args.concurrency = EMBEDDED_JUDGE_CONCURRENCY if args.embedded else DEFAULT_JUDGE_CONCURRENCY
+    if args.concurrency is None:  # the judge's own default for this endpoint
+        args.concurrency = Judge(endpoint=EMBEDDED if args.embedded else (args.base_url or EMBEDDED)).requests_at_once
     if args.base_url and not args.model:
         parser.error("--base-url needs --model")
     if args.from_file:

@@ -232,15 +232,12 @@ def child_env(endpoint: str, repo: Path) -> dict[str, str]:
 # -- what is known not to match, and why ---------------------------------------------
 
 _NOT_SENT = "not sent by the stack"
-_AI_SDK_RESULT = "sent otherwise: the tool's string result JSON-encoded (with its quotes)"
+# every AI SDK shape (ai 6's experimental_telemetry and AI SDK 7's LegacyOpenTelemetry: the ai.* spans)
+_AI_SDK_V6_GAPS = {"tool_calls[0].result": "sent otherwise: the tool's string result JSON-encoded (with its quotes)"}
 _AI_SDK_GAPS = {
+    **_AI_SDK_V6_GAPS,
     "agent_runs.output": "sent otherwise: the invoke_agent span's gen_ai.output.messages hold every step's "
                          "messages, the tool call first; the answer is the last",
-    "tool_calls[0].result": _AI_SDK_RESULT,
-}
-# ai 6's experimental_telemetry and AI SDK 7's LegacyOpenTelemetry: the ai.* spans
-_AI_SDK_V6_GAPS = {
-    "tool_calls[0].result": _AI_SDK_RESULT,
 }
 
 # stack → {field: why it differs}. "views": a rule across spans, for the views/lake to
@@ -287,7 +284,7 @@ KNOWN_GAPS: dict[str, dict[str, str]] = {
     "pydantic-ai": {},
     # The JavaScript stacks (scripts/record_js.py): recorded; not all read yet.
     "mastra": {
-            "tool_calls[0].llm_call": "sent otherwise: the tool call's id is only in mastra.metadata.toolCallId of a "
+        "tool_calls[0].llm_call": "sent otherwise: the tool call's id is only in mastra.metadata.toolCallId of a "
                                   "model_chunk span; the chat span carries no input messages",
     },
     "vercel-ai-sdk": _AI_SDK_GAPS,
