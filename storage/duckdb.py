@@ -18,6 +18,7 @@ what keeps the lake itself unwritable.
 
 from __future__ import annotations
 
+import itertools
 import re
 import threading
 import time
@@ -58,8 +59,12 @@ if TYPE_CHECKING:
 
 _R = TypeVar("_R")
 _ARROW_BATCH_ROWS = 8192
-_VANISHED_RETRIES = 6
-_VANISHED_WAIT_S = 0.01  # doubled at each retry: 0.63 s in all at most
+# A reader that finds a lake file gone tries again for up to _VANISHED_PATIENCE_S, waiting
+# 10 ms, doubled at each try up to 160 ms: under back-to-back compactions (a test's, or a
+# loaded 2-core machine's) a fixed few tries could all land on a merge.
+_VANISHED_PATIENCE_S = 5.0
+_VANISHED_WAIT_S = 0.01
+_VANISHED_WAIT_MAX_S = 0.16
 # DuckDB's own words for a local file; pyarrow's (through fsspec) for an object in a bucket,
 # when opened and when read — deleted under the read, the response then cut short (a
 # bucket's connection reads nothing but its lake: lockdown)
@@ -206,8 +211,8 @@ class Gateway:
              fetch: Callable[[duckdb.DuckDBPyConnection, int | None], _R]) -> _R:
         """Check ``sql``, then ``fetch(cursor, row limit)`` (which runs it) under the time limit.
 
-        A query that finds a lake file gone is run again (up to ``_VANISHED_RETRIES``
-        times, waiting a little longer each time, within the same time limit): DuckDB lists a view's files when the query
+        A query that finds a lake file gone is run again (for up to ``_VANISHED_PATIENCE_S``,
+        waiting a little longer each time, within the same time limit): DuckDB lists a view's files when the query
         starts, and compaction deletes the files it merged — after publishing their
         merge, so the next run reads that instead. Without this a reader during
         compaction failed now and then with "Cannot open file" (tests/storage/test_duckdb.py).
@@ -216,7 +221,8 @@ class Gateway:
         max_rows = DEFAULT_MAX_ROWS if max_rows is DEFAULT else max_rows
         timeout_s = DEFAULT_TIMEOUT_S if timeout_s is DEFAULT else timeout_s
         deadline = None if not timeout_s else time.monotonic() + timeout_s
-        for attempt in range(_VANISHED_RETRIES + 1):
+        give_up = time.monotonic() + _VANISHED_PATIENCE_S
+        for attempt in itertools.count():
             with self._lock:
                 cur = self._con.cursor()
             left = None if deadline is None else max(deadline - time.monotonic(), 0.001)
@@ -228,10 +234,10 @@ class Gateway:
             except duckdb.InterruptException as exc:
                 raise QueryError(f"query timed out after {timeout_s:g} s", "timeout") from exc
             except duckdb.Error as exc:  # an IOException; a bucket's: a Python error through fsspec
-                if attempt == _VANISHED_RETRIES or not _vanished(exc, self.root):
+                if time.monotonic() >= give_up or not _vanished(exc, self.root):
                     raise QueryError(_message(exc)) from exc
                 # the merge deletes its inputs one by one: give it a moment to finish
-                delay = _VANISHED_WAIT_S * 2**attempt
+                delay = _vanished_wait(attempt)
                 time.sleep(delay if deadline is None else min(delay, max(deadline - time.monotonic(), 0)))
             finally:
                 if timer is not None:
@@ -278,7 +284,8 @@ def open_lake(root: str | Path, *, read_only: bool = True, memory_limit: str | N
         config["memory_limit"] = memory_limit
     # Creating a view binds it, which reads a file's footer: compaction may delete that
     # file between the listing and the read (after publishing its merge), so open again.
-    for attempt in range(_VANISHED_RETRIES + 1):
+    give_up = time.monotonic() + _VANISHED_PATIENCE_S
+    for attempt in itertools.count():
         con = duckdb.connect(":memory:", config=config)
         try:
             fs.attach(con)
@@ -291,10 +298,14 @@ def open_lake(root: str | Path, *, read_only: bool = True, memory_limit: str | N
             return Gateway(con, location, read_only=read_only)
         except duckdb.Error as exc:
             con.close()
-            if attempt == _VANISHED_RETRIES or not _vanished(exc, location):
+            if time.monotonic() >= give_up or not _vanished(exc, location):
                 raise QueryError(f"cannot open the lake at {location}: {_message(exc)}", "lake") from exc
-            time.sleep(_VANISHED_WAIT_S * 2**attempt)
+            time.sleep(_vanished_wait(attempt))
     raise AssertionError("unreachable")
+
+
+def _vanished_wait(attempt: int) -> float:
+    return min(_VANISHED_WAIT_S * 2**attempt, _VANISHED_WAIT_MAX_S)
 
 
 def _vanished(exc: duckdb.Error, root: str) -> bool:
