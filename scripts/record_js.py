@@ -21,11 +21,14 @@ from pathlib import Path
 import record_frameworks
 from record_frameworks import REPO, STACKS, Stack
 
+from otelbench.testing.frameworks import JS_AGENTS
+
 AGENTS = REPO / "tests" / "js" / "agents"
 
 
-def node(script: str, *flags: str) -> Callable[[str, str, Path], list[str]]:
-    """The argv of one agent file's run."""
+def node(stack: str) -> Callable[[str, str, Path], list[str]]:
+    """The argv of one stack's agent run (its file and flags: JS_AGENTS)."""
+    script, *flags = JS_AGENTS[stack]
 
     def command(endpoint: str, base_url: str, report: Path) -> list[str]:
         return [shutil.which("node") or "node", str(AGENTS / script), endpoint, base_url, str(report), *flags]
@@ -37,21 +40,21 @@ JS_STACKS = [
     Stack("vercel-ai-sdk", "Vercel AI SDK 7 generateText with the tool (stopWhen 3 steps), @ai-sdk/otel "
           "OpenTelemetry integration (GenAI conventions, agentSpanName functionId), openai-compatible provider",
           (), "telemetry.functionId: the root span's name (invoke_agent weather_agent)", None,
-          node("ai-sdk.mjs")),
+          node("vercel-ai-sdk")),
     Stack("vercel-ai-sdk-stream", "Vercel AI SDK 7 streamText with the tool, otherwise as vercel-ai-sdk",
           (), "telemetry.functionId: the root span's name (invoke_agent weather_agent)", None,
-          node("ai-sdk.mjs", "--stream")),
+          node("vercel-ai-sdk-stream")),
     Stack("vercel-ai-sdk-legacy", "Vercel AI SDK 7 generateText with @ai-sdk/otel's LegacyOpenTelemetry (the ai.* "
           "span shape)",
           (), "telemetry.functionId: ai.telemetry.functionId and resource.name on the ai.* spans", None,
-          node("ai-sdk.mjs", "--legacy")),
+          node("vercel-ai-sdk-legacy")),
     Stack("vercel-ai-sdk-v6", "Vercel AI SDK 6 generateText with the tool, experimental_telemetry (isEnabled, "
           "functionId) through the global tracer provider (ai 6 as the npm alias ai-v6)",
           (), "experimental_telemetry.functionId: ai.telemetry.functionId and resource.name on the ai.* spans",
-          None, node("ai-sdk-v6.mjs")),
+          None, node("vercel-ai-sdk-v6")),
     Stack("mastra", "Mastra Agent with the tool (createTool), @mastra/observability with @mastra/otel-exporter "
           "(custom provider, OTLP/HTTP protobuf)",
-          (), "Agent({name}): the agent run span", None, node("mastra.mjs")),
+          (), "Agent({name}): the agent run span", None, node("mastra")),
 ]
 
 if __name__ == "__main__":

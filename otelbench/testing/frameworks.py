@@ -24,6 +24,15 @@ from pathlib import Path
 from typing import Any
 
 SIGNALS = ("traces", "logs", "metrics")
+# The JavaScript stacks' weather agents (tests/js/agents/, packages pinned by tests/js's lock
+# file): stack -> the agent file and its flags, run as ``node FILE ENDPOINT BASE_URL REPORT FLAGS``.
+JS_AGENTS: dict[str, tuple[str, ...]] = {
+    "vercel-ai-sdk": ("ai-sdk.mjs",),
+    "vercel-ai-sdk-stream": ("ai-sdk.mjs", "--stream"),
+    "vercel-ai-sdk-legacy": ("ai-sdk.mjs", "--legacy"),
+    "vercel-ai-sdk-v6": ("ai-sdk-v6.mjs",),
+    "mastra": ("mastra.mjs",),
+}
 
 RUNS_SQL = """SELECT agent, root_name, status, llm_calls, tool_calls, input_tokens, output_tokens,
                      cost_usd, input, output FROM agent_runs ORDER BY start_time"""
