@@ -1,4 +1,4 @@
-"""The live dashboard's figures (README, docs/web.md): how soon a span is live after the
+"""The live dashboard's figures (docs/performance.md, docs/web.md): how soon a span is live after the
 collector acknowledges it, and what an idle viewer costs the web process.
 
 Part 1 starts ``otelbench serve`` with a web section (the flusher writes every 5 minutes,

@@ -1,4 +1,4 @@
-"""How fast the views answer at scale: prints the figures quoted in the README.
+"""How fast the views answer at scale: prints the figures quoted in docs/performance.md.
 
     .venv/bin/python benchmarks/query.py                 # 10,000,000 spans (5 M llm calls) in a temp lake
     .venv/bin/python benchmarks/query.py --rows 1000000 --lake /tmp/lake --keep

@@ -1,4 +1,4 @@
-"""How fast the web UI answers over a big lake: prints the figures quoted in the README.
+"""How fast the web UI answers over a big lake: prints the figures quoted in docs/performance.md.
 
     .venv/bin/python benchmarks/web.py                          # 10 M spans in a temp lake
     .venv/bin/python benchmarks/web.py --lake /tmp/weblake --keep   # build once, time again later

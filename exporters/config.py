@@ -17,7 +17,7 @@ from storage import DEFAULT_LAKE
 
 DEFAULT_FLUSH_INTERVAL_S = 1.0
 DEFAULT_FLUSH_MAX_ROWS = 200_000
-DEFAULT_MAX_BATCH_MIB = 7  # issue #17's seventh round: 100 k spans/s within 300 MB (README, Performance)
+DEFAULT_MAX_BATCH_MIB = 7  # 100 k spans/s within 300 MB on 2 cores (docs/performance.md)
 DEFAULT_DEDUPE_WINDOW = 500_000
 DEFAULT_FLUSH_WORKERS = 1
 DEFAULT_COMPACT_MIN_FILES = 8

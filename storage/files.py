@@ -22,7 +22,7 @@ from storage.schema import PARTITION_COLUMN, TABLES, Table
 COMPRESSION = "zstd"  # the files that stay: compaction's outputs, derived tables, seeds
 # A flushed batch's files live until the next compaction merges them (seconds to minutes):
 # LZ4 compresses them at about half of zstd's CPU cost, on the ingest path's critical core,
-# for files about twice as big meanwhile (benchmarks/ingest.py; README, Performance).
+# for files about twice as big meanwhile (benchmarks/ingest.py; docs/performance.md).
 FRESH_COMPRESSION = "lz4"
 ROW_GROUP_ROWS = 122_880  # DuckDB's own row-group size: one scan task per group
 # Unique per row: a dictionary page would only fill up and fall back, slowing reads.

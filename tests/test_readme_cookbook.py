@@ -211,11 +211,13 @@ def answers(lake: Path) -> dict[str, list[dict[str, Any]]]:
 
 def test_the_docs_have_the_queries_they_promise() -> None:
     assert len(COOKBOOK_QUERIES) >= 8 and len(BY_TITLE) == len(COOKBOOK_QUERIES), "titles must be unique"
-    assert len(README_QUERIES) >= 5
-    for title, sql in README_QUERIES:  # the README shows the cookbook's queries, unchanged
+    assert len(README_QUERIES) >= 3
+    for title, sql in README_QUERIES:  # the README shows a few of the cookbook's queries, unchanged
         assert BY_TITLE.get(title) == sql, f"README query {title!r} differs from docs/cookbook.md"
     for required in ("Cost per agent per day", "Slowest tools", "Failures by cluster", "Judge score vs model",
                      "Bench speed per quantization"):
+        assert required in BY_TITLE, required
+    for required in ("Cost per agent per day", "Slowest tools", "Failures by cluster"):
         assert required in dict(README_QUERIES), required
 
 

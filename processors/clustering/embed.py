@@ -92,7 +92,7 @@ class MiniLMEmbedder:
     Loads and checks the model and tokenizer once, here; ``embed`` may then be called from
     several threads (one session run at a time). ``threads`` is onnxruntime's intra-op
     thread count: 1 by default, so that a processor beside the collector takes one core.
-    Measured on this 2-core machine: see README.md and ``benchmarks/cluster.py``.
+    Measured on this 2-core machine: see docs/clustering.md and ``benchmarks/cluster.py``.
 
     Texts go through in batches of ``batch_size``, sorted by length. int8 inference makes
     a text's vector depend very slightly on its batch (cosine ≥ 0.999 between a text

@@ -12,7 +12,7 @@ FROM agent_runs GROUP BY agent ORDER BY runs DESC"""
 LLM_CALLS_OF_TRACE = "SELECT * FROM llm_calls WHERE trace_id = $trace_id ORDER BY start_time"
 AGENT_RUN = "SELECT * FROM agent_runs WHERE trace_id = $trace_id"
 
-# Timed by benchmarks/query.py (figures quoted in the README), besides the two above.
+# Timed by benchmarks/query.py (figures in docs/performance.md), besides the two above.
 LLM_CALL_MESSAGES_COUNT = "SELECT count(input_messages) FROM llm_calls"
 SPANS_BY_TYPE = "SELECT span_type, count(*) FROM spans GROUP BY span_type"
 TOOL_CALLS_BY_AGENT = "SELECT agent, count(*) FROM tool_calls GROUP BY agent"
