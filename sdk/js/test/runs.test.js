@@ -1,12 +1,17 @@
 // The SDK against a real collector (`otelbench serve`, a process of its own), read back
 // through the lake's views with `otelbench sql`: a task's run with its input, output,
 // reported cost and log; exceptions re-thrown unchanged and runs failed; concurrent tasks
-// each with their own children; the exit's flush; TRACEPARENT's trace joined.
+// each with their own children; the exit's flush; TRACEPARENT's trace joined; the
+// application's spans around and inside a task, its context manager (NodeSDK's) active.
 
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
+
+import { context } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 
 import { observe } from '../index.js';
 import { content, startCollector, waitFor } from '../testing/collector.js';
@@ -152,4 +157,33 @@ test('tasks outside any span join the trace of TRACEPARENT', async () => {
   assert.equal(spans.step.parent_span_id, spans.case.span_id); // a task inside it, as ever
   assert.equal(spans['event outside'].trace_id, traceId);
   assert.equal(spans['event outside'].parent_span_id, parent);
+});
+
+test('with the application\'s context manager, its spans are around and inside a task', async () => {
+  // what NodeSDK registers; the application's spans go to its own exporter (here one in memory)
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  try {
+    const appSpans = new InMemorySpanExporter();
+    const app = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(appSpans)] }).getTracer('app');
+    const agent = observe({ agent: 'nested', endpoint: collector.endpoint });
+    await app.startActiveSpan('request', async (request) => {
+      await agent.task('answer', 'q', async () => {
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        app.startSpan('chat smollm2').end(); // an instrumentation's call, inside the task
+      });
+      request.end();
+    });
+    await agent.flush();
+    const [chat, request] = appSpans.getFinishedSpans();
+    const [task] = await waitFor(async () => {
+      const rows = await collector.sql("SELECT trace_id, span_id, parent_span_id FROM spans WHERE service_name = 'nested'");
+      return rows.length === 1 && rows;
+    }, 'the task of nested');
+    assert.equal(task.trace_id, request.spanContext().traceId);
+    assert.equal(task.parent_span_id, request.spanContext().spanId);
+    assert.equal(chat.spanContext().traceId, task.trace_id);
+    assert.equal(chat.parentSpanContext.spanId, task.span_id);
+  } finally {
+    context.disable();
+  }
 });
