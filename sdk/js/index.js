@@ -116,11 +116,20 @@ export class Agent {
     }
   }
 
-  /** Export what ended so far; resolves true when all of it went out, false when some could not or `timeoutMs` passed (never rejects). */
+  /**
+   * Export what ended so far; resolves true when all of it went out, false when some
+   * could not (failed or dropped meanwhile) or `timeoutMs` passed. Never rejects.
+   */
   async flush({ timeoutMs = FLUSH_MS } = {}) {
     let timer;
     try {
-      const flushed = Promise.resolve(this.provider.forceFlush()).then(() => true, () => false);
+      const counts = this.#counts;
+      const lost = counts.failed + counts.dropped;
+      const flushed = (async () => {
+        const ok = await Promise.resolve(this.provider.forceFlush()).then(() => true, () => false);
+        await Promise.all([...counts.inFlight]); // one failed export ends forceFlush: the others go on
+        return ok && counts.failed + counts.dropped === lost;
+      })();
       const late = new Promise((resolve) => { timer = setTimeout(resolve, timeoutMs, false); });
       return await Promise.race([flushed, late]);
     } catch {

@@ -20,6 +20,7 @@ export class Counts {
   failed = 0;
   dropped = 0;
   ignored = 0; // calls of the SDK it could not honour (a bad argument, a task already ended...)
+  inFlight = new Set(); // a promise per export under way, settled when it is counted
   #warnedAt = -Infinity;
   #unwarned = 0;
 
@@ -71,9 +72,14 @@ class CountingExporter {
 
   export(spans, done) {
     let settled = false;
+    let release;
+    const exporting = new Promise((resolve) => { release = resolve; });
+    this.counts.inFlight.add(exporting);
     const settle = (result) => {
       if (settled) return;
       settled = true;
+      this.counts.inFlight.delete(exporting);
+      release();
       const why = result.error ? `${result.error.name || 'Error'}: ${result.error.message}` : '';
       this.counts.settled(spans.length, result.code === ExportResultCode.SUCCESS, why);
       done(result);
