@@ -120,9 +120,10 @@ export class Agent {
    * Export what ended so far; resolves true when all of it went out, false when some
    * could not (failed or dropped meanwhile) or `timeoutMs` passed. Never rejects.
    */
-  async flush({ timeoutMs = FLUSH_MS } = {}) {
+  async flush(options) {
     let timer;
     try {
+      const timeoutMs = options?.timeoutMs ?? FLUSH_MS;
       const counts = this.#counts;
       const lost = counts.failed + counts.dropped;
       const flushed = (async () => {

@@ -141,4 +141,13 @@ test('calls the SDK cannot honour are swallowed and counted, and the task goes o
   assert.deepEqual(span.events.map((e) => e.attributes.message), ['{ toJSON: [Function: toJSON] }', '10 Symbol(s) null undefined']);
   assert.equal(eventSpan.name, 'event after'); // outside any task: a span of its own
   assert.equal(eventSpan.attributes.when, '"() => 1"');
+  assert.equal(await agent.flush(null), true);
+  assert.deepEqual(agent.stats(), { ended: 0, exported: 0, failed: 0, dropped: 0, ignored: 6 });
+});
+
+test('mistakes in the program fail at once', async () => {
+  assert.throws(() => observe({ endpoint: 'http://127.0.0.1:4318' }), TypeError); // no agent name
+  assert.throws(() => observe({ agent: 'a', endpoint: 'not a url' }), /not a url/);
+  const agent = observe({ agent: 'hasty', tracerProvider: new BasicTracerProvider() });
+  await assert.rejects(agent.task('t', 'input, and no function'), TypeError);
 });
