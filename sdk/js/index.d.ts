@@ -58,7 +58,10 @@ export declare class Agent {
   task<T>(name: string, fn: (t: Task) => T | Promise<T>): Promise<Awaited<T>>;
   /** An event on the current task (or, outside one, a short span of its own). */
   event(name: string, attributes?: Record<string, unknown> | Attributes): void;
-  /** Export what ended so far; true when all of it went out, false when some failed or was dropped meanwhile, or `timeoutMs` (10 s) passed. Never rejects. */
+  /**
+   * Export what ended so far; true when all of it went out, false when some failed or was
+   * dropped meanwhile, or `timeoutMs` (10 s) passed. Never rejects.
+   */
   flush(options?: { timeoutMs?: number }): Promise<boolean>;
   stats(): Stats;
 }

@@ -227,7 +227,9 @@ export class Task {
       if (!span || this.#ended) return;
       this.#ended = true;
       const output = this.#hasOutput ? this.#output : result;
-      if (capture && output !== undefined && output !== null) span.setAttribute('gen_ai.output.messages', messages('assistant', output));
+      if (capture && output !== undefined && output !== null) {
+        span.setAttribute('gen_ai.output.messages', messages('assistant', output));
+      }
       if (this.#costed) span.setAttribute('gen_ai.usage.cost', this.#cost);
       if (failed) {
         span.recordException(thrown instanceof Error ? thrown : { name: typeName(thrown), message: errorMessage(thrown) });
