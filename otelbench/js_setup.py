@@ -19,6 +19,10 @@ JS_LIBRARIES = {"openai": "openai", "@anthropic-ai/sdk": "anthropic", "ai": "ver
 JS_BASE = ("@opentelemetry/sdk-node", "@opentelemetry/exporter-trace-otlp-proto")  # NodeSDK, OTLP/HTTP protobuf
 AI_SDK_OTEL = 7  # the AI SDK's major from which telemetry is @ai-sdk/otel's registerTelemetry
 MASTRA_OBSERVABILITY = (1, 16)  # @mastra/observability 1.x asks @mastra/core >= 1.16
+# Installed on @mastra/core's major line: for a bare name npm takes the newest version whose
+# engines the running node meets, and on Node 20 that is @mastra/observability 0.0.5 (every
+# 1.x asks Node 22.13), which does not fit @mastra/core 1 (npm fails with ERESOLVE).
+MASTRA_LINE = ("@mastra/observability", "@mastra/otel-exporter")
 # package -> the names the snippet imports from it: the check imports each, so a package
 # that is missing, or a version without the name, fails there rather than in the agent
 EXPORTS = {
@@ -73,6 +77,12 @@ def packages(libraries: set[str], ai: tuple[int, int] | None) -> list[str]:
            "vercel-ai": ["@ai-sdk/otel"] if _ai_sdk_otel(ai) else [],
            "mastra": ["@mastra/observability", "@mastra/otel-exporter"]}
     return list(dict.fromkeys([*JS_BASE, *(pkg for lib in sorted(libraries) for pkg in per[lib])]))
+
+
+def install_specs(needed: list[str], mastra: tuple[int, int] | None) -> list[str]:
+    """The names as the install command gives them: the latest, Mastra's on its core's major."""
+    on_line = mastra is not None and mastra >= MASTRA_OBSERVABILITY
+    return [f"{pkg}@{mastra[0]}" if on_line and pkg in MASTRA_LINE else pkg for pkg in needed]
 
 
 def exports(needed: list[str], ai: tuple[int, int] | None, libraries: set[str]) -> dict[str, list[str]]:

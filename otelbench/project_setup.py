@@ -200,7 +200,8 @@ def _js_plan(p: Project, env: dict[str, str], *, endpoint: str, key: str | None,
     needed = js_setup.packages(libraries, ai)
     missing = [pkg for pkg in needed if pkg not in p.js_dependencies]
     headers = {k: v for k, v in (("x-bench-key", key), ("x-bench-agent", agent)) if v}
-    return Plan(needed, _install(p.js_manager or "npm", missing, python) if missing else None, env,
+    specs = js_setup.install_specs(missing, versions.get("@mastra/core", ("", None))[1])
+    return Plan(needed, _install(p.js_manager or "npm", specs, python) if missing else None, env,
                 js_setup.snippet(libraries, ai, agent=agent, endpoint=endpoint, headers=headers),
                 js_setup.run_line(libraries), js_setup.notes(libraries, versions, agent), language="javascript",
                 present=[pkg for pkg in needed if pkg in p.js_dependencies],
