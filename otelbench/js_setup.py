@@ -101,11 +101,9 @@ def snippet(libraries: set[str], ai: tuple[int, int] | None, *, agent: str, endp
         lines += _otel_mjs(libraries, ai)
     if "vercel-ai" in libraries:
         lines += ["", "// your agent: on each generateText / streamText call"]
-        if _ai_sdk_otel(ai):
-            lines.append(f"const result = await generateText({{ model, prompt, telemetry: {{ functionId: '{agent}' }} }});")
-        else:
-            lines.append("const result = await generateText({ model, prompt, "
-                         f"experimental_telemetry: {{ isEnabled: true, functionId: '{agent}' }} }});")
+        option = (f"telemetry: {{ functionId: {_js(agent)} }}" if _ai_sdk_otel(ai)
+                  else f"experimental_telemetry: {{ isEnabled: true, functionId: {_js(agent)} }}")
+        lines.append(f"const result = await generateText({{ model, prompt, {option} }});")
     if "mastra" in libraries:
         lines += [*([""] if lines else []), *_mastra(agent, endpoint, headers)]
     return "\n".join(lines)
@@ -135,6 +133,11 @@ def notes(libraries: set[str], versions: dict[str, tuple[str, tuple[int, int] | 
             found.append("@mastra/observability and @mastra/otel-exporter 1.x need @mastra/core "
                          f"{'.'.join(map(str, MASTRA_OBSERVABILITY))} or newer: upgrade @mastra/core first.")
     return found
+
+
+def _js(text: str) -> str:
+    """``text`` as a single-quoted JavaScript string (the snippets' style)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def _ai_sdk_otel(ai: tuple[int, int] | None) -> bool:
@@ -167,7 +170,7 @@ def _otel_mjs(libraries: set[str], ai: tuple[int, int] | None) -> list[str]:
 
 
 def _mastra(agent: str, endpoint: str, headers: dict[str, str]) -> list[str]:
-    shown = ", ".join(f"'{k}': '{v}'" for k, v in headers.items())
+    shown = ", ".join(f"{_js(k)}: {_js(v)}" for k, v in headers.items())
     return ["// where you create Mastra",
             "import { Mastra } from '@mastra/core/mastra';",
             "import { Observability } from '@mastra/observability';",
@@ -178,9 +181,9 @@ def _mastra(agent: str, endpoint: str, headers: dict[str, str]) -> list[str]:
             "  observability: new Observability({",
             "    configs: {",
             "      otel: {",
-            f"        serviceName: '{agent}',",
+            f"        serviceName: {_js(agent)},",
             "        exporters: [new OtelExporter({ provider: { custom: {",
-            f"          endpoint: '{endpoint}', protocol: 'http/protobuf',",
+            f"          endpoint: {_js(endpoint)}, protocol: 'http/protobuf',",
             *([f"          headers: {{ {shown} }},"] if headers else []),
             "        } } })],",
             "      },",

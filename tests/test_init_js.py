@@ -183,3 +183,69 @@ def test_a_fresh_mastra_project_installs_and_checks(tmp_path: Path, collector) -
     listed = json.loads((tmp_path / "package.json").read_text())["dependencies"]
     assert {"@mastra/observability", "@mastra/otel-exporter"} <= set(listed)
     assert listed["@mastra/core"] == PINNED["@mastra/core"]
+
+
+# -- the printed code, run: an agent of the recorded kind (tests/js/agents/weather.mjs's words,
+# tool and canned model) written around the snippet as printed, in a folder whose
+# node_modules are tests/js's
+WEATHER = (RECORDED / "agents" / "weather.mjs").as_uri()
+AGENT_HEAD = {
+    "ai": f"""import {{ createOpenAICompatible }} from '@ai-sdk/openai-compatible';
+import {{ generateText as generate, isStepCount, tool }} from 'ai';
+import {{ API_KEY, INSTRUCTIONS, MODEL, QUESTION, WEATHER_TOOL, baseURL }} from '{WEATHER}';
+const provider = createOpenAICompatible({{ name: 'openai', baseURL, apiKey: API_KEY, includeUsage: true }});
+const model = provider.chatModel(MODEL);
+const prompt = QUESTION;
+const generateText = (options) => generate({{ system: INSTRUCTIONS, tools: {{ get_weather: tool(WEATHER_TOOL) }},
+  stopWhen: isStepCount(3), maxRetries: 0, ...options }});
+""",
+    "ai-v6": f"""import {{ createOpenAICompatible }} from 'openai-compatible-v2';
+import {{ generateText as generate, stepCountIs, tool }} from 'ai-v6';
+import {{ API_KEY, INSTRUCTIONS, MODEL, QUESTION, WEATHER_TOOL, baseURL }} from '{WEATHER}';
+const provider = createOpenAICompatible({{ name: 'openai', baseURL, apiKey: API_KEY, includeUsage: true }});
+const model = provider.chatModel(MODEL);
+const prompt = QUESTION;
+const generateText = (options) => generate({{ system: INSTRUCTIONS, tools: {{ get_weather: tool(WEATHER_TOOL) }},
+  stopWhen: stepCountIs(3), maxRetries: 0, ...options }});
+""",
+    "mastra": f"""import {{ Agent }} from '@mastra/core/agent';
+import {{ createTool }} from '@mastra/core/tools';
+import {{ API_KEY, INSTRUCTIONS, MODEL, QUESTION, WEATHER_TOOL, baseURL }} from '{WEATHER}';
+const agent = new Agent({{ id: 'printed', name: 'printed', instructions: INSTRUCTIONS,
+  model: {{ id: `openai/${{MODEL}}`, url: baseURL, apiKey: API_KEY, api: 'chat' }},
+  tools: {{ get_weather: createTool({{ id: 'get_weather', ...WEATHER_TOOL }}) }} }});
+""",
+}
+
+
+@needs_node
+@pytest.mark.parametrize("stack,deps", [("ai", {"ai": "7.0.185"}), ("ai-v6", {"ai": "6.0.333"}),
+                                        ("mastra", {"@mastra/core": "1.71.0"})])
+def test_the_printed_code_sends_the_agents_run(tmp_path: Path, collector, stack: str, deps: dict[str, str]) -> None:
+    from otelbench.testing.openai_stub import StubServer
+    from otelbench.testing.wait import wait_for
+
+    endpoint, lake = f"http://127.0.0.1:{collector.http_port}", collector.config.exporters.parquet.path
+    p = [p for p in plan(detect(package_json(tmp_path / "plan", deps)), endpoint=endpoint, key=None, agent="printed")
+         if p.language == "javascript"][0]
+    folder = package_json(tmp_path / "run", {})
+    (folder / "node_modules").symlink_to(RECORDED / "node_modules")
+    if stack == "mastra":
+        agent = AGENT_HEAD[stack] + p.snippet.replace("/* yours */", "printed: agent") + (
+            "\nawait mastra.getAgent('printed').generate(QUESTION, { maxSteps: 3 });\nawait mastra.shutdown();\n")
+        command = ["node", "agent.mjs"]
+    else:
+        otel, call = p.snippet.split("\n\n// your agent", 1)
+        write(folder, {"otel.mjs": otel})
+        agent = AGENT_HEAD[stack] + call.split("\n", 1)[1] + "\n"
+        command = ["node", "--import", "./otel.mjs", "agent.mjs"]
+    write(folder, {"agent.mjs": agent})
+    assert p.run.split()[:-1] == command[:-1]
+    with StubServer() as stub, serve_web(Path(lake)) as web:
+        done = subprocess.run([*command, endpoint, stub.base_url("weather"), str(tmp_path / "report.json")],
+                              cwd=folder, env={**os.environ, **p.env}, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-3000:]
+        profile = wait_for(lambda: (r := httpx.get(f"{web}/api/agents/printed")).status_code == 200 and r.json(),
+                           what="the printed agent's profile")
+        # one run, named as the snippet names it, with its model calls' tokens (priced)
+        assert profile["agent"]["runs"] == 1 and profile["agent"]["cost_total"] > 0, profile
