@@ -53,8 +53,8 @@ def dependencies(folder: Path) -> dict[str, str]:
 
 def version(folder: Path, package: str, spec: str | None) -> tuple[str, tuple[int, int] | None]:
     """The version of ``package`` the project runs, as (what to show, (major, minor)): the
-    installed one when ``node_modules`` has it, else the highest that ``spec`` allows
-    (``^6.0.0`` -> 6; ``npm:ai@6.0.3`` -> 6); ``None`` when not known (``latest``, ``*``)."""
+    installed one when ``node_modules`` has it, else the one ``spec`` names (``^6.0.0`` -> 6.0;
+    ``npm:ai@6.0.3`` -> 6.0; of ``a || b`` the higher); ``None`` when not known (``latest``, ``*``)."""
     try:
         installed = json.loads((folder / "node_modules" / package / "package.json").read_text()).get("version")
     except (OSError, ValueError, AttributeError):
