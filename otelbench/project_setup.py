@@ -18,6 +18,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from otelbench import js_setup
+
 # Python: distribution name (as in a manifest) or top-level import -> library
 PY_LIBRARIES = {"openai": "openai", "anthropic": "anthropic", "langchain": "langchain",
                 "langchain-core": "langchain", "langchain_core": "langchain", "langchain-openai": "langchain",
@@ -32,14 +34,7 @@ PY_INSTRUMENTATIONS = {
     "crewai": "openinference-instrumentation-crewai",
 }
 PY_BASE = ("opentelemetry-distro", "opentelemetry-exporter-otlp")  # opentelemetry-instrument, OTLP exporters
-# JavaScript: dependency -> (library, packages to add; None: the library has its own telemetry)
-JS_LIBRARIES = {
-    "openai": ("openai", ("@arizeai/openinference-instrumentation-openai",)),
-    "@anthropic-ai/sdk": ("anthropic", ("@traceloop/instrumentation-anthropic",)),
-    "ai": ("vercel-ai", ()),  # the AI SDK's own experimental_telemetry
-    "@mastra/core": ("mastra", ()),  # Mastra's own telemetry config
-}
-JS_BASE = ("@opentelemetry/sdk-node", "@opentelemetry/exporter-trace-otlp-proto")
+# JavaScript: otelbench/js_setup.py
 # lock file -> package manager (the first found wins)
 PY_MANAGERS = (("uv.lock", "uv"), ("poetry.lock", "poetry"), ("pdm.lock", "pdm"), ("Pipfile.lock", "pipenv"),
                ("Pipfile", "pipenv"))
@@ -63,6 +58,7 @@ class Project:
     js_manager: str | None = None
     libraries: dict[str, list[str]] = field(default_factory=dict)  # library -> where it was seen
     js_libraries: dict[str, list[str]] = field(default_factory=dict)
+    js_dependencies: dict[str, str] = field(default_factory=dict)  # package.json's, name -> range
 
 
 @dataclass
@@ -73,6 +69,9 @@ class Plan:
     snippet: str
     run: str  # how to start the program with the instrumentation on
     notes: list[str]
+    language: str = "python"
+    present: list[str] = field(default_factory=list)  # of ``packages``, those the project lists already
+    imports: dict[str, list[str]] = field(default_factory=dict)  # JavaScript: package -> names --check imports
 
 
 def detect(folder: Path) -> Project:
@@ -95,17 +94,12 @@ def detect(folder: Path) -> Project:
             continue
         for a, b in _IMPORT.findall(text):
             _saw(p.libraries, PY_LIBRARIES.get(a or b), str(module.relative_to(folder)))
-    package_json = folder / "package.json"
-    if package_json.is_file():
+    if (folder / "package.json").is_file():
         p.javascript = True
-        try:
-            data = json.loads(package_json.read_text())
-        except (OSError, ValueError):
-            data = {}
-        for section in ("dependencies", "devDependencies"):
-            for dep in (data.get(section) or {}):
-                if dep in JS_LIBRARIES:
-                    _saw(p.js_libraries, JS_LIBRARIES[dep][0], f"package.json ({dep})")
+        p.js_dependencies = js_setup.dependencies(folder)
+        for dep in p.js_dependencies:
+            if dep in js_setup.JS_LIBRARIES:
+                _saw(p.js_libraries, js_setup.JS_LIBRARIES[dep], f"package.json ({dep})")
     p.python_manager = next((m for lock, m in PY_MANAGERS if (folder / lock).exists()), "pip") if p.python else None
     p.js_manager = next((m for lock, m in JS_MANAGERS if (folder / lock).exists()), "npm") if p.javascript else None
     return p
@@ -126,10 +120,7 @@ def plan(p: Project, *, endpoint: str, key: str | None, agent: str | None, pytho
         plans.append(Plan(packages, _install(p.python_manager or "pip", packages, python), py_env,
                           _PY_SNIPPET, "opentelemetry-instrument python your_agent.py", _py_notes(p)))
     if p.js_libraries:
-        by_library = dict(JS_LIBRARIES.values())
-        packages = list(dict.fromkeys([*JS_BASE, *(pkg for lib in sorted(p.js_libraries) for pkg in by_library[lib])]))
-        plans.append(Plan(packages, _install(p.js_manager or "npm", packages, python),
-                          env, _js_snippet(p), "node --import ./otel.mjs your-agent.mjs", _js_notes(p)))
+        plans.append(_js_plan(p, env, endpoint=endpoint, key=key, agent=agent or p.name, python=python))
     return plans
 
 
@@ -200,22 +191,28 @@ def _install(manager: str, packages: list[str], python: str) -> list[str]:
     return [*shlex.split(INSTALL[manager].format(python=python)), *packages]
 
 
+def _js_plan(p: Project, env: dict[str, str], *, endpoint: str, key: str | None, agent: str, python: str) -> Plan:
+    """The packages the project lacks, the code for each stack at the version it has."""
+    libraries = set(p.js_libraries)
+    versions = {dep: js_setup.version(p.folder, dep, p.js_dependencies.get(dep))
+                for dep in js_setup.JS_LIBRARIES if dep in p.js_dependencies}
+    ai = versions.get("ai", ("", None))[1]
+    needed = js_setup.packages(libraries, ai)
+    missing = [pkg for pkg in needed if pkg not in p.js_dependencies]
+    headers = {k: v for k, v in (("x-bench-key", key), ("x-bench-agent", agent)) if v}
+    specs = js_setup.install_specs(missing, versions.get("@mastra/core", ("", None))[1])
+    return Plan(needed, _install(p.js_manager or "npm", specs, python) if missing else None, env,
+                js_setup.snippet(libraries, ai, agent=agent, endpoint=endpoint, headers=headers),
+                js_setup.run_line(libraries), js_setup.notes(libraries, versions, agent), language="javascript",
+                present=[pkg for pkg in needed if pkg in p.js_dependencies],
+                imports=js_setup.exports(needed, ai, libraries))
+
+
 def _py_notes(p: Project) -> list[str]:
     notes = []
     if "crewai" in p.libraries or "langchain" in p.libraries:
         notes.append("LangChain and CrewAI call an LLM client too: its instrumentation records those calls "
                      "under the framework's spans.")
-    return notes
-
-
-def _js_notes(p: Project) -> list[str]:
-    notes = []
-    if "vercel-ai" in p.js_libraries:
-        notes.append("Vercel AI SDK: pass experimental_telemetry: { isEnabled: true, functionId: 'my-agent' } "
-                     "to generateText/streamText; its spans go through the SDK started in otel.mjs.")
-    if "mastra" in p.js_libraries:
-        notes.append("Mastra: new Mastra({ telemetry: { serviceName: 'my-agent', enabled: true, "
-                     "export: { type: 'otlp' } } }) reads OTEL_EXPORTER_OTLP_ENDPOINT.")
     return notes
 
 
@@ -231,20 +228,3 @@ provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
 trace.set_tracer_provider(provider)
 # then, per library found: e.g. OpenAIInstrumentor().instrument()
 #   (from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor)"""
-
-
-def _js_snippet(p: Project) -> str:
-    lines = ["// otel.mjs: loaded before your agent with node --import ./otel.mjs",
-             "import { NodeSDK } from '@opentelemetry/sdk-node';",
-             "import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';"]
-    instrumentations = []
-    if "openai" in p.js_libraries:
-        lines.append("import { OpenAIInstrumentation } from '@arizeai/openinference-instrumentation-openai';")
-        instrumentations.append("new OpenAIInstrumentation()")
-    if "anthropic" in p.js_libraries:
-        lines.append("import { AnthropicInstrumentation } from '@traceloop/instrumentation-anthropic';")
-        instrumentations.append("new AnthropicInstrumentation()")
-    lines += ["", "// reads OTEL_SERVICE_NAME and the OTEL_EXPORTER_OTLP_* variables",
-              f"new NodeSDK({{ traceExporter: new OTLPTraceExporter(), instrumentations: [{', '.join(instrumentations)}] }})"
-              ".start();"]
-    return "\n".join(lines)

@@ -76,8 +76,8 @@ def test_a_javascript_project_with_pnpm(tmp_path: Path) -> None:
     done = init(project)
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    assert ("pnpm add @opentelemetry/sdk-node @opentelemetry/exporter-trace-otlp-proto "
-            "@arizeai/openinference-instrumentation-openai") in out
+    assert ("pnpm add @opentelemetry/sdk-node @opentelemetry/exporter-trace-otlp-proto @mastra/observability "
+            "@mastra/otel-exporter @arizeai/openinference-instrumentation-openai") in out
     assert "experimental_telemetry" in out and "Mastra" in out and "node --import ./otel.mjs" in out
     assert "export OTEL_SERVICE_NAME=support-bot" in out and "new OpenAIInstrumentation()" in out
 

@@ -1,6 +1,7 @@
 """``otelbench init``: find the project's LLM stack and print (or, with ``--install``, do)
 the minimal setup that sends its telemetry here; ``--check`` proves the path works end to
-end. It never edits the project's files (otelbench/project_setup.py, docs/init.md)."""
+end. It never edits the project's files (otelbench/project_setup.py, otelbench/js_setup.py,
+otelbench/init_check.py, docs/init.md)."""
 
 from __future__ import annotations
 
@@ -8,16 +9,14 @@ import argparse
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from otelbench.project_setup import Project
+    from otelbench.project_setup import Plan, Project
 
 DEFAULT_ENDPOINT = "http://127.0.0.1:4318"
 DEFAULT_WEB = "http://127.0.0.1:8000"
-CHECK_TIMEOUT_S = 30.0
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -33,13 +32,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--install", action="store_true",
                    help="run the install command with the package manager the project uses (shown first)")
     p.add_argument("--check", action="store_true",
-                   help="send a test span, wait until otelbench shows it, print the agent's profile URL")
+                   help="send a test span (for JavaScript: through the project's own packages), wait until "
+                   "otelbench shows it, print the agent's profile URL")
     p.add_argument("--web", default=DEFAULT_WEB, help="the web UI, for --check (default: %(default)s)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from otelbench.project_setup import detect, plan, shown
+    from otelbench.init_check import check
+    from otelbench.project_setup import detect, plan
 
     if not args.folder.is_dir():
         print(f"otelbench init: {args.folder} is not a folder", file=sys.stderr)
@@ -50,11 +51,11 @@ def run(args: argparse.Namespace) -> int:
                  if project.python_manager == "pip" and _inside(args.folder) else "python")
     _describe(project)
     for p in plans:
-        print(f"\n1. install: {' '.join(p.packages)}\n   {shown(p.install)}" if p.install else "")
+        _show_install(p)
         print("\n2. environment:")
         for k, v in p.env.items():
             print(f"   export {k}={v}")
-        print(f"\n3. run: {p.run}\n\n   or in code:\n")
+        print(f"\n3. run: {p.run}\n\n   {'or in code' if p.language == 'python' else 'the code'}:\n")
         print("\n".join(f"   {line}" for line in p.snippet.splitlines()))
         for note in p.notes:
             print(f"\n   note: {note}")
@@ -67,8 +68,19 @@ def run(args: argparse.Namespace) -> int:
     if args.install:
         status = _install(plans, args.folder)
     if args.check and status == 0:
-        status = check(args.endpoint, args.key, agent, args.web)
+        status = check(plans, args.folder, endpoint=args.endpoint, key=args.key, agent=agent, web=args.web)
     return status
+
+
+def _show_install(p: Plan) -> None:
+    from otelbench.project_setup import shown
+
+    title = {"python": "Python", "javascript": "JavaScript"}[p.language]
+    print(f"\n{title}\n\n1. install: {' '.join(pkg for pkg in p.packages if pkg not in p.present) or 'nothing to add'}")
+    if p.install:
+        print(f"   {shown(p.install)}")
+    if p.present:
+        print(f"   (the project lists {', '.join(p.present)} already)")
 
 
 def _describe(p: Project) -> None:
@@ -100,44 +112,3 @@ def _install(plans: list, folder: Path) -> int:
             print(f"otelbench init: the install failed (exit {done.returncode})", file=sys.stderr)
             return 1
     return 0
-
-
-def check(endpoint: str, key: str | None, agent: str, web: str) -> int:
-    """Send one ``invoke_agent`` span for ``agent``, wait until the web shows the run, and
-    print where: the end-to-end proof that this machine's telemetry reaches otelbench."""
-    import httpx
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-    from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SpanExportResult
-
-    provider = TracerProvider(resource=Resource.create({"service.name": agent}))
-    exporter = OTLPSpanExporter(endpoint=f"{endpoint.rstrip('/')}/v1/traces", timeout=10,
-                                headers={"X-Bench-Key": key} if key else None)
-    with provider.get_tracer("otelbench.init").start_as_current_span(f"invoke_agent {agent}", attributes={
-            "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent,
-            "gen_ai.input.messages": '[{"role":"user","parts":[{"type":"text","content":"otelbench init --check"}]}]',
-    }) as span:
-        trace_id = format(span.get_span_context().trace_id, "032x")
-    if exporter.export([span]) != SpanExportResult.SUCCESS:  # the ended span, sent now: its answer decides
-        print(f"otelbench init --check: the collector at {endpoint} did not take the span (is `otelbench serve` "
-              "running? is the key right?)", file=sys.stderr)
-        return 1
-    print(f"\ncheck: span sent to {endpoint} (trace {trace_id}); waiting for {web} to show it …", flush=True)
-    deadline = time.monotonic() + CHECK_TIMEOUT_S
-    from urllib.parse import quote
-
-    # the run's page answers once the rollups hold it, the agent's once its figures do
-    wanted = [f"{web.rstrip('/')}/api/runs/{trace_id}", f"{web.rstrip('/')}/api/agents/{quote(agent, safe='')}"]
-    while time.monotonic() < deadline:
-        try:
-            if all(httpx.get(url, timeout=5).status_code == 200 for url in wanted):
-                print(f"check: ok — {web.rstrip('/')}/agents/{quote(agent, safe='')} "
-                      f"(the run: {web.rstrip('/')}/runs/{trace_id})")
-                return 0
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    print(f"otelbench init --check: the collector took the span but {web} did not show it within "
-          f"{CHECK_TIMEOUT_S:g} s (is the web UI running on that lake?)", file=sys.stderr)
-    return 1
