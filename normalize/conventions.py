@@ -58,7 +58,9 @@ ALIASES: dict[str, tuple[str, ...]] = {
     # two runs of one agent apart when they share a trace
     "agent_call_id": ("gen_ai.agent.call.id",),
     "tool_name": ("gen_ai.tool.name", "tool.name", "ai.toolCall.name"),
-    "tool_call_id": ("gen_ai.tool.call.id", "tool_call.id", "ai.toolCall.id"),
+    # Mastra sends the id of the call a model asked for on a model_chunk span under it
+    # (storage.queries.tool_links reads it there)
+    "tool_call_id": ("gen_ai.tool.call.id", "tool_call.id", "ai.toolCall.id", "mastra.metadata.toolCallId"),
     # what a tool was called with and returned: the GenAI semconv's, the Vercel AI SDK's
     # legacy ai.toolCall spans' (JSON.stringify'd), pydantic-ai's instrumentation v1
     # ("running tool" spans); OpenInference and OpenLLMetry keep them in documents

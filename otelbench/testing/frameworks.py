@@ -275,16 +275,10 @@ KNOWN_GAPS: dict[str, dict[str, str]] = {
     "openllmetry": {},
     "logfire": {},
     "pydantic-ai": {},
-    # The JavaScript stacks (scripts/record_js.py): recorded; not all read yet.
-    "mastra": {
-        "tool_calls[0].llm_call": "sent otherwise: the tool call's id is only in mastra.metadata.toolCallId of a "
-                                  "model_chunk span; the chat span carries no input messages",
-    },
+    # The JavaScript stacks (scripts/record_js.py).
+    "mastra": {},
     "vercel-ai-sdk": {},
     "vercel-ai-sdk-stream": {},
-    "vercel-ai-sdk-legacy": {
-        "tool_calls[0].llm_call": "sent otherwise: ai.toolCall.id on the tool span, ai.response.toolCalls on the "
-                                  "asking ai.generateText.doGenerate span, the tool span's parent (ai 6: its sibling)",
-    },
+    "vercel-ai-sdk-legacy": {},
     "vercel-ai-sdk-v6": {},
 }
