@@ -23,7 +23,8 @@ Everything joins on the plain ``trace_id`` strings, so a ``WHERE trace_id = ?`` 
 view reaches every scan. The llm calls come from ``llm_calls`` (its messages from span
 attributes or log events); nothing here joins into ``llm_calls`` itself. Cost: the output
 messages of the llm calls of its traces are parsed twice (``link_named`` joins itself),
-cheap for one run, a scan of every call's output over a whole lake: so the link is the
+and ``link_chunks`` reads the spans' ``tool_call_id`` (NULL but on tool spans and
+Mastra's chunks, so few rows reach its GROUP BY); cheap for one run, a scan of every call's output over a whole lake: so the link is the
 ``tool_call_links`` view, not columns of ``tool_calls``, and the run page reads it over
 the run's own rows (storage.queries.web.RUN_TOOL_CALLS).
 """
