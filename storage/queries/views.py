@@ -231,9 +231,11 @@ def final_answer(messages: str) -> str:
     messages often leave it out). One message may hold a whole run's steps, the tool
     call and its response before the answer (AI SDK 7's invoke_agent output); a message
     that ends in a tool call is no answer."""
+    # a message whose JSON never says tool_call has no tool part: its parts read once
     keep = (f"lambda m: coalesce(json_extract_string(m, '$.role'), 'assistant') = 'assistant' "
-            f"AND {_has_text('m', _answer_parts('m'))}")
-    answer = (f"lambda m: CASE WHEN {_last_tool_part('m')} = 0 THEN m "
+            f"AND CASE WHEN contains(CAST(m AS VARCHAR), 'tool_call') THEN {_has_text('m', _answer_parts('m'))} "
+            f"ELSE {_has_text('m')} END")
+    answer = (f"lambda m: CASE WHEN NOT contains(CAST(m AS VARCHAR), 'tool_call') OR {_last_tool_part('m')} = 0 THEN m "
               f"ELSE json_merge_patch(m, json_object('parts', {_answer_parts('m')})) END")
     return (f"nullif(CAST(to_json(list_transform(list_filter(TRY_CAST({messages} AS JSON[]), {keep})[-1:], "
             f"{answer})) AS VARCHAR), '[]')")

@@ -292,12 +292,14 @@ def test_the_final_answer_is_what_a_message_says_after_its_last_tool_part(lake: 
         agent(2, 1, name="b", output_messages=j([FINAL, asking])),
         agent(3, 1, name="c", output_messages=j([asking])),
         agent(4, 1, name="d", output_messages=j([{**FINAL, "finish_reason": "stop"}])),
+        agent(5, 1, name="e", output_messages=j([msg("assistant", "no tool_call was needed")])),
     ]))
     with open_lake(lake.root) as gw:
         assert run(gw, 1)[2] == [{"role": "assistant", "finish_reason": "stop", "parts": FINAL["parts"]}]
         assert run(gw, 2)[2] == [FINAL]  # the earlier answer, not the text before a tool call
         assert run(gw, 3)[2] is None
         assert run(gw, 4)[2] == [{**FINAL, "finish_reason": "stop"}]
+        assert run(gw, 5)[2] == [msg("assistant", "no tool_call was needed")]  # the word alone: no tool part
 
 
 def test_empty_and_malformed_messages_are_no_input_or_output(lake: Lake) -> None:
