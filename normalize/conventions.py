@@ -86,7 +86,7 @@ COERCE: dict[str, tuple[type | None, Any]] = {
 
 # Keys whose string value is the JSON text of the value: the GenAI semconv records
 # gen_ai.tool.call.arguments / .result "as a JSON string if structured format is not
-# supported" (the JS SDK: @ai-sdk/otel JSON.stringify's them), and the AI SDK's ai.* shape
+# supported" (@ai-sdk/otel JSON.stringify's them), and the AI SDK's ai.* shape
 # JSON.stringify's ai.toolCall.args / .result. There a JSON string literal is read as the
 # string it encodes ('"sunny"' → sunny); anything else stays as sent (an object's JSON, or
 # the raw text pydantic-ai and Mastra send). The raw attribute keeps its quotes.
