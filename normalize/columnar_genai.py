@@ -41,6 +41,9 @@ _STR, _INT, _FLOAT, _RAW, _TEXT = 0, 1, 2, 3, 4
 _CONVERTER = {_STR: anyvalue.as_str, _INT: anyvalue.as_int, _FLOAT: anyvalue.as_float, _TEXT: anyvalue.as_text}
 _SLOT_KIND = np.array([{None: _RAW, **{f: k for k, f in _CONVERTER.items()}}[cv.COERCE[f][1]] for f in _FIELDS],
                       np.int8)
+# the alias codes of conventions.KEY_COERCE's keys (text fields read by conventions.json_text)
+_JSON_TEXT_CODES = np.array(sorted(_ALIAS_CODE[k] for k in cv.KEY_COERCE), np.int64)
+assert all(cv.KEY_COERCE[k][1] is cv.json_text and _SLOT_KIND[_ALIAS_CODE[k] >> 3] == _TEXT for k in cv.KEY_COERCE)
 
 # span events that carry messages (normalize.message_sources._from_events)
 _MSG_EVENTS = ["gen_ai.content.prompt", "gen_ai.content.completion", msgs.CHOICE_EVENT, *msgs.ROLE_EVENTS]
@@ -163,6 +166,16 @@ def _coerce(kv: KV, rows: np.ndarray, kind: int) -> pl.Series:
     return v
 
 
+def _json_text(kv: KV, rows: np.ndarray, code: np.ndarray, v: pl.Series) -> pl.Series:
+    """``v`` (the text values of attribute ``rows``) with those of KEY_COERCE's keys that
+    read as a JSON string literal decoded (``conventions.json_text``, in Python: rare)."""
+    quoted = (v.str.starts_with('"') & v.str.ends_with('"') & (v.str.len_bytes() >= 2)).fill_null(False).to_numpy()
+    at = np.flatnonzero(quoted & np.isin(code, _JSON_TEXT_CODES))
+    if not len(at):
+        return v
+    return v.scatter(at, pl.Series([cv.json_text(x) for x in kv.py_list(rows[at])], dtype=pl.String))
+
+
 def _aliases(kv: KV) -> dict[str, pl.Series]:
     """Each field of ``conventions.ALIASES``, one column of spans: the value of the best-ranked
     alias that coerces (``conventions.COERCE``); ``_finish_row``: the attribute row holding the
@@ -185,6 +198,8 @@ def _aliases(kv: KV) -> dict[str, pl.Series]:
     for kind in (_STR, _INT, _FLOAT, _TEXT):
         p = np.flatnonzero(conv == kind)
         values[kind] = (p, _coerce(kv, rows[p], kind))
+        if kind == _TEXT and len(p):
+            values[kind] = (p, _json_text(kv, rows[p], code[p], values[kind][1]))
         valid[p] = values[kind][1].is_not_null().to_numpy()
     # per field and span, the valid alias of the best rank (a field's ranks are distinct)
     winner = np.full((len(_FIELDS), n), -1, np.int64)

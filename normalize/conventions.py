@@ -58,7 +58,9 @@ ALIASES: dict[str, tuple[str, ...]] = {
     # two runs of one agent apart when they share a trace
     "agent_call_id": ("gen_ai.agent.call.id",),
     "tool_name": ("gen_ai.tool.name", "tool.name", "ai.toolCall.name"),
-    "tool_call_id": ("gen_ai.tool.call.id", "tool_call.id", "ai.toolCall.id"),
+    # Mastra sends the id of the call a model asked for on a model_chunk span under it
+    # (storage.queries.tool_links reads it there)
+    "tool_call_id": ("gen_ai.tool.call.id", "tool_call.id", "ai.toolCall.id", "mastra.metadata.toolCallId"),
     # what a tool was called with and returned: the GenAI semconv's, the Vercel AI SDK's
     # legacy ai.toolCall spans' (JSON.stringify'd), pydantic-ai's instrumentation v1
     # ("running tool" spans); OpenInference and OpenLLMetry keep them in documents
@@ -81,6 +83,30 @@ COERCE: dict[str, tuple[type | None, Any]] = {
     # any value: a string as sent, anything else as its JSON text
     "tool_arguments": (str, as_text), "tool_result": (str, as_text),
 }
+
+# Keys whose string value is the JSON text of the value: the GenAI semconv records
+# gen_ai.tool.call.arguments / .result "as a JSON string if structured format is not
+# supported" (@ai-sdk/otel JSON.stringify's them), and the AI SDK's ai.* shape
+# JSON.stringify's ai.toolCall.args / .result. There a JSON string literal is read as the
+# string it encodes ('"sunny"' → sunny); anything else stays as sent (an object's JSON, or
+# the raw text pydantic-ai and Mastra send). The raw attribute keeps its quotes.
+JSON_TEXT_KEYS = frozenset({"gen_ai.tool.call.arguments", "gen_ai.tool.call.result",
+                            "ai.toolCall.args", "ai.toolCall.result"})
+
+
+def json_text(v: Any) -> str | None:
+    """``as_text``, but a JSON string literal is the string it encodes (JSON_TEXT_KEYS)."""
+    if type(v) is str and len(v) >= 2 and v[0] == '"' and v[-1] == '"':
+        try:
+            decoded = orjson.loads(v)
+        except orjson.JSONDecodeError:
+            return v
+        return (decoded or None) if isinstance(decoded, str) else v
+    return as_text(v)
+
+
+# (the type that needs no work, the converter) of a key, where it differs from its field's
+KEY_COERCE: dict[str, tuple[type | None, Any]] = {k: (None, json_text) for k in JSON_TEXT_KEYS}
 
 # -- operation and span type ----------------------------------------------------------
 

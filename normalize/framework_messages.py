@@ -254,6 +254,10 @@ def mastra_output(value: Any) -> list[Message] | None:
 # -- the Vercel AI SDK's ai.* spans (ai 6 experimental_telemetry, AI SDK 7 legacy) ----------
 
 AI_PROMPT, AI_RESPONSE_TEXT = "ai.prompt", "ai.response.text"
+AI_RESPONSE_TOOL_CALLS, AI_OPERATION = "ai.response.toolCalls", "ai.operationId"
+# the ai.* spans of one model call (ai.generateText.doGenerate, ai.streamText.doStream...):
+# their ai.response.toolCalls are that call's; ai.generateText's list every step's
+AI_CALL_OPERATIONS = (".doGenerate", ".doStream")
 
 
 def ai_sdk_prompt(value: Any) -> list[Message] | None:
@@ -272,6 +276,17 @@ def ai_sdk_prompt(value: Any) -> list[Message] | None:
     return out or None
 
 
-def ai_sdk_text(value: Any) -> list[Message] | None:
-    """``ai.response.text``: the model's (on ``ai.generateText``: the run's last) answer."""
-    return _value_messages(value, "assistant") if isinstance(value, str) else None
+def ai_sdk_response(text_value: Any, tool_calls: Any, operation: Any) -> list[Message] | None:
+    """``ai.response.text`` (the model's answer; on ``ai.generateText``: the run's last)
+    and, on a model call's span (``ai.operationId`` ``….doGenerate`` / ``….doStream``),
+    ``ai.response.toolCalls`` (JSON ``[{"toolCallId", "toolName", "input"}]``) → one
+    assistant message: its text, then a tool_call part per call (input as sent)."""
+    parts: list[dict[str, Any]] = []
+    if isinstance(text_value, str) and text_value:
+        parts.append(text(text_value))
+    if isinstance(operation, str) and operation.endswith(AI_CALL_OPERATIONS):
+        calls = _json(tool_calls)
+        if isinstance(calls, list):
+            parts += [{"type": "tool_call", "id": c.get("toolCallId"), "name": c.get("toolName"),
+                       "arguments": c.get("input")} for c in calls if isinstance(c, dict)]
+    return [{"role": "assistant", "parts": parts}] if parts else None

@@ -159,7 +159,7 @@ MESSAGE_KEYS = frozenset({
     "gen_ai.prompt", "gen_ai.completion", "input.value", "output.value",
     *_OLLM_IN, *_OLLM_OUT, *_OI_IN, *_OI_OUT, _TL_IN, _TL_OUT,
     fw.PYDANTIC_AI_MESSAGES, fw.CREWAI_TASKS, fw.MASTRA_RUN_INPUT, fw.MASTRA_RUN_OUTPUT,
-    fw.AI_PROMPT, fw.AI_RESPONSE_TEXT,
+    fw.AI_PROMPT, fw.AI_RESPONSE_TEXT, fw.AI_RESPONSE_TOOL_CALLS,
 })
 
 
@@ -213,7 +213,8 @@ def span_messages(
        workflow, agent or task span;
     8. (input) CrewAI's ``crew_tasks``;
     9. Mastra's ``mastra.agent_run.input`` / ``mastra.agent_run.output``, on its agent span;
-    10. the Vercel AI SDK's ``ai.prompt`` / ``ai.response.text`` (its ai.* spans).
+    10. the Vercel AI SDK's ``ai.prompt`` / ``ai.response.text``, and on a model call's
+        span ``ai.response.toolCalls`` (its ai.* spans).
 
     Whichever source gave the input, ``gen_ai.system_instructions`` leads it as a system
     message (unless it already starts with that one).
@@ -259,8 +260,8 @@ def span_messages(
             out = fw.traceloop_output(g(_TL_OUT))
         if out is None and fw.MASTRA_RUN_OUTPUT in attrs:
             out = fw.mastra_output(g(fw.MASTRA_RUN_OUTPUT))
-        if out is None and fw.AI_RESPONSE_TEXT in attrs:
-            out = fw.ai_sdk_text(g(fw.AI_RESPONSE_TEXT))
+        if out is None and (fw.AI_RESPONSE_TEXT in attrs or fw.AI_RESPONSE_TOOL_CALLS in attrs):
+            out = fw.ai_sdk_response(g(fw.AI_RESPONSE_TEXT), g(fw.AI_RESPONSE_TOOL_CALLS), g(fw.AI_OPERATION))
     return _led(inp, g("gen_ai.system_instructions")), out
 
 

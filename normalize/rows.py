@@ -67,8 +67,9 @@ def _json(v: Any) -> str:
     return _dumps(v).decode()
 
 
-# alias key → (its field's slot, its rank among the field's aliases, COERCE's type and converter)
-_ALIAS_SLOT = {k: (slot, rank, *cv.COERCE[f])
+# alias key → (its field's slot, its rank among the field's aliases, COERCE's type and converter,
+# or KEY_COERCE's for a key that has its own)
+_ALIAS_SLOT = {k: (slot, rank, *cv.KEY_COERCE.get(k, cv.COERCE[f]))
                for slot, f in enumerate(_FIELDS) for rank, k in enumerate(cv.ALIASES[f])}
 _ALIAS_KEYS = frozenset(_ALIAS_SLOT)
 

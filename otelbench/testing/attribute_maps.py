@@ -195,6 +195,10 @@ def genai_current(rng: random.Random) -> dict[str, Any]:
         a["gen_ai.response.finish_reasons"] = ("stop",)
     if op in ("invoke_agent", "execute_tool"):
         a["gen_ai.agent.name" if op == "invoke_agent" else "gen_ai.tool.name"] = text(rng, 10)
+    if op == "execute_tool":  # raw text, a JSON string literal (the JS SDKs), an object's JSON
+        for key in ("gen_ai.tool.call.arguments", "gen_ai.tool.call.result"):
+            t = text(rng)
+            a[key] = rng.choice((t, json.dumps(t, ensure_ascii=rng.random() < 0.5), json.dumps({"q": t})))
     return a
 
 

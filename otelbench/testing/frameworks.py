@@ -241,13 +241,6 @@ def child_env(endpoint: str, repo: Path) -> dict[str, str]:
 # -- what is known not to match, and why ---------------------------------------------
 
 _NOT_SENT = "not sent by the stack"
-# every AI SDK shape (ai 6's experimental_telemetry and AI SDK 7's LegacyOpenTelemetry: the ai.* spans)
-_AI_SDK_V6_GAPS = {"tool_calls[0].result": "sent otherwise: the tool's string result JSON-encoded (with its quotes)"}
-_AI_SDK_GAPS = {
-    **_AI_SDK_V6_GAPS,
-    "agent_runs.output": "sent otherwise: the invoke_agent span's gen_ai.output.messages hold every step's "
-                         "messages, the tool call first; the answer is the last",
-}
 
 # stack → {field: why it differs}. "views": a rule across spans, for the views/lake to
 # apply; "not sent": nothing in the recording says it.
@@ -291,17 +284,10 @@ KNOWN_GAPS: dict[str, dict[str, str]] = {
     "openllmetry": {},
     "logfire": {},
     "pydantic-ai": {},
-    # The JavaScript stacks (scripts/record_js.py): recorded; not all read yet.
-    "mastra": {
-        "tool_calls[0].llm_call": "sent otherwise: the tool call's id is only in mastra.metadata.toolCallId of a "
-                                  "model_chunk span; the chat span carries no input messages",
-    },
-    "vercel-ai-sdk": _AI_SDK_GAPS,
-    "vercel-ai-sdk-stream": _AI_SDK_GAPS,
-    "vercel-ai-sdk-legacy": {
-        **_AI_SDK_V6_GAPS,
-        "tool_calls[0].llm_call": "sent otherwise: ai.toolCall.id on the tool span, ai.response.toolCalls on the "
-                                  "asking ai.generateText.doGenerate span, the tool span's parent (ai 6: its sibling)",
-    },
-    "vercel-ai-sdk-v6": _AI_SDK_V6_GAPS,
+    # The JavaScript stacks (scripts/record_js.py).
+    "mastra": {},
+    "vercel-ai-sdk": {},
+    "vercel-ai-sdk-stream": {},
+    "vercel-ai-sdk-legacy": {},
+    "vercel-ai-sdk-v6": {},
 }

@@ -5,7 +5,9 @@ siblings. ``tool_links_ctes`` adds CTEs ending in ``tool_links``: one row per to
 (``trace_id``, ``span_id``) with
 
 - ``llm_span_id``: the asking call. By id where the tool span sends one and an llm
-  call's output messages hold a ``tool_call`` part with that id; else by order: the llm
+  call's output messages hold a ``tool_call`` part with that id, or a span under the
+  call carries it (Mastra's ``model_chunk`` spans: the chat span's output holds only its
+  text, the streamed tool call's id is its chunk's); else by order: the llm
   call that ended last before the tool span started, under the same parent (LangGraph,
   the Agents SDK, CrewAI, pydantic-ai, OpenLLMetry...), else under the same grandparent
   (frameworks that put each step in a span of its own: LlamaIndex's ``run_agent_step`` /
@@ -21,15 +23,16 @@ Everything joins on the plain ``trace_id`` strings, so a ``WHERE trace_id = ?`` 
 view reaches every scan. The llm calls come from ``llm_calls`` (its messages from span
 attributes or log events); nothing here joins into ``llm_calls`` itself. Cost: the output
 messages of the llm calls of its traces are parsed twice (``link_named`` joins itself),
-cheap for one run, a scan of every call's output over a whole lake: so the link is the
+and ``link_chunks`` reads the spans' ``tool_call_id`` (NULL but on tool spans and
+Mastra's chunks, so few rows reach its GROUP BY); cheap for one run, a scan of every call's output over a whole lake: so the link is the
 ``tool_call_links`` view, not columns of ``tool_calls``, and the run page reads it over
 the run's own rows (storage.queries.web.RUN_TOOL_CALLS).
 """
 
 from __future__ import annotations
 
-# the ids of a call's tool_call parts
-_IDS = "list_transform(a.asked, lambda p: json_extract_string(p, '$.id'))"
+# the ids of a call's tool_call parts, and those the spans under it carry
+_IDS = "list_concat(list_transform(a.asked, lambda p: json_extract_string(p, '$.id')), a.chunk_ids)"
 # the tool_call parts of a messages JSON array, in order (malformed JSON: none)
 _ASKED = ("list_filter(CAST(json_extract(TRY_CAST({m} AS JSON), '$[*].parts[*]') AS JSON[]), "
           "lambda p: json_extract_string(p, '$.type') = 'tool_call')")
@@ -46,11 +49,20 @@ def tool_links_ctes() -> str:
     LEFT JOIN spans AS g ON g.trace_id = t.trace_id AND g.span_id = t.parent_span_id
     WHERE t.span_type = 'tool'
 ),
+link_chunks AS NOT MATERIALIZED (
+    -- the tool call ids that spans other than tool spans carry, by their parent
+    SELECT c.trace_id, c.parent_span_id AS span_id, list(c.tool_call_id) AS ids
+    FROM spans AS c
+    WHERE c.tool_call_id IS NOT NULL AND c.span_type IS DISTINCT FROM 'tool'
+    GROUP BY c.trace_id, c.parent_span_id
+),
 link_asks AS NOT MATERIALIZED (
     SELECT l.trace_id, l.span_id, l.parent_span_id, g.parent_span_id AS grandparent_span_id,
-           epoch_us(l.start_time) + coalesce(l.duration_ms, 0) * 1000 AS ended, {asked} AS asked
+           epoch_us(l.start_time) + coalesce(l.duration_ms, 0) * 1000 AS ended, {asked} AS asked,
+           coalesce(k.ids, []) AS chunk_ids
     FROM llm_calls AS l
     LEFT JOIN spans AS g ON g.trace_id = l.trace_id AND g.span_id = l.parent_span_id
+    LEFT JOIN link_chunks AS k ON k.trace_id = l.trace_id AND k.span_id = l.span_id
 ),
 link_best AS NOT MATERIALIZED (
     -- per tool span, the best candidate: by id, then same parent, then same grandparent;

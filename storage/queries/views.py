@@ -197,11 +197,25 @@ OUTERMOST = ("((s.parent_span_id IS NOT NULL)::BIGINT << 61) + ((s.span_type IS 
               " + epoch_us(s.start_time)")
 
 
-def _has_text(message: str) -> str:
-    """A GenAI message (JSON) with a non-empty text part: a tool call alone is not one."""
-    return (f"len(list_filter(TRY_CAST(json_extract({message}, '$.parts') AS JSON[]), "
+def _has_text(message: str, parts: str | None = None) -> str:
+    """A GenAI message (JSON) with a non-empty text part: a tool call alone is not one.
+    ``parts``: another list of its parts to look in (its answer's, ``_answer_parts``)."""
+    parts = parts or f"TRY_CAST(json_extract({message}, '$.parts') AS JSON[])"
+    return (f"len(list_filter({parts}, "
             "lambda p: json_extract_string(p, '$.type') = 'text' "
             "AND coalesce(json_extract_string(p, '$.content'), '') <> '')) > 0")
+
+
+def _last_tool_part(message: str) -> str:
+    """The (1-based) position of a message's last tool_call / tool_call_response part, 0: none."""
+    return (f"coalesce(list_max(list_transform(TRY_CAST(json_extract({message}, '$.parts') AS JSON[]), "
+            "lambda p, i: CASE WHEN json_extract_string(p, '$.type') IN ('tool_call', 'tool_call_response') "
+            "THEN i END)), 0)")
+
+
+def _answer_parts(message: str) -> str:
+    """A message's parts after its last tool part: what it says once the tools answered."""
+    return f"TRY_CAST(json_extract({message}, '$.parts') AS JSON[])[{_last_tool_part(message)} + 1:]"
 
 
 def first_user_message(messages: str) -> str:
@@ -212,10 +226,19 @@ def first_user_message(messages: str) -> str:
 
 
 def final_answer(messages: str) -> str:
-    """The last assistant message with text of a messages JSON array (a message without a
-    role counts: output messages often leave it out), as a one-message array."""
-    keep = f"lambda m: coalesce(json_extract_string(m, '$.role'), 'assistant') = 'assistant' AND {_has_text('m')}"
-    return f"nullif(CAST(to_json(list_filter(TRY_CAST({messages} AS JSON[]), {keep})[-1:]) AS VARCHAR), '[]')"
+    """The last assistant message with text after its last tool part, as a one-message
+    array holding only its parts after that (a message without a role counts: output
+    messages often leave it out). One message may hold a whole run's steps, the tool
+    call and its response before the answer (AI SDK 7's invoke_agent output); a message
+    that ends in a tool call is no answer."""
+    # a message whose JSON never says tool_call has no tool part: its parts read once
+    keep = (f"lambda m: coalesce(json_extract_string(m, '$.role'), 'assistant') = 'assistant' "
+            f"AND CASE WHEN contains(CAST(m AS VARCHAR), 'tool_call') THEN {_has_text('m', _answer_parts('m'))} "
+            f"ELSE {_has_text('m')} END")
+    answer = (f"lambda m: CASE WHEN NOT contains(CAST(m AS VARCHAR), 'tool_call') OR {_last_tool_part('m')} = 0 THEN m "
+              f"ELSE json_merge_patch(m, json_object('parts', {_answer_parts('m')})) END")
+    return (f"nullif(CAST(to_json(list_transform(list_filter(TRY_CAST({messages} AS JSON[]), {keep})[-1:], "
+            f"{answer})) AS VARCHAR), '[]')")
 
 
 # The service names of otelbench's own traces, which are not an agent's runs: the judge's

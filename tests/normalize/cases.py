@@ -276,9 +276,24 @@ TOOL_IO = [
     ({"gen_ai.tool.call.arguments": "{}", "tool_arguments": '{"a":1}', "tool_response": "r"}, "x", ("{}", "r")),
     # pydantic-ai's instrumentation v1 ("running tool")
     ({"gen_ai.tool.name": "t", "tool_arguments": '{"a":1}', "tool_response": "ok"}, "running tool", ('{"a":1}', "ok")),
-    # the Vercel AI SDK's legacy ai.toolCall span: JSON.stringify'd, kept as sent
+    # the Vercel AI SDK's legacy ai.toolCall span: JSON.stringify'd; a JSON string is its text
     ({"ai.toolCall.name": "get_weather", "ai.toolCall.id": "call_1", "ai.toolCall.args": '{"city":"Paris"}',
-      "ai.toolCall.result": '"sunny"'}, "ai.toolCall", ('{"city":"Paris"}', '"sunny"')),
+      "ai.toolCall.result": '"sunny"'}, "ai.toolCall", ('{"city":"Paris"}', "sunny")),
+    ({"ai.toolCall.result": '{"t": 22}', "ai.toolCall.args": '"Paris"'}, "ai.toolCall", ("Paris", '{"t": 22}')),
+    # AI SDK 7's GenAI keys, JSON.stringify'd as the semconv allows: the string literal
+    # decoded (escapes included), an object's JSON as sent
+    ({"gen_ai.tool.call.arguments": '{"city":"Paris"}', "gen_ai.tool.call.result": '"sunny, 22 \\u00b0C"'},
+     "execute_tool get_weather", ('{"city":"Paris"}', "sunny, 22 °C")),
+    ({"gen_ai.tool.call.result": r'"line 1\nline \"2\""'}, "x", (None, 'line 1\nline "2"')),
+    ({"gen_ai.tool.call.result": '{"forecast": "sunny"}'}, "x", (None, '{"forecast": "sunny"}')),
+    # not a JSON string literal: as sent (unbalanced, not JSON, a number, a lone quote)
+    ({"gen_ai.tool.call.result": '"sunny" and "dry"'}, "x", (None, '"sunny" and "dry"')),
+    ({"gen_ai.tool.call.result": r'"unterminated \"'}, "x", (None, r'"unterminated \"')),
+    ({"gen_ai.tool.call.result": "22", "gen_ai.tool.call.arguments": '"'}, "x", ('"', "22")),
+    # an empty JSON string is no result: the next alias
+    ({"gen_ai.tool.call.result": '""', "tool_response": "r"}, "x", (None, "r")),
+    # pydantic-ai's instrumentation v1 sends the value, not its JSON: kept as sent
+    ({"tool_response": '"quoted"', "tool_arguments": '"a"'}, "running tool", ('"a"', '"quoted"')),
     # OpenInference TOOL spans: input.value / output.value by their mime types
     ({"openinference.span.kind": "TOOL", "input.value": '{"city": "Paris"}', "input.mime_type": "application/json",
       "output.value": "sunny, 22 °C", "output.mime_type": "text/plain"}, "get_weather.run",
@@ -611,6 +626,24 @@ MESSAGES = [
      [], [text("user", "hi")], None),
     ("ai-sdk-prompt-not-json",
      {"ai.prompt": "{not json", "ai.response.text": ""},
+     [], None, None),
+    # a model call's span (doGenerate / doStream): its ai.response.toolCalls after its text,
+    # the input as sent (ai 7: an object; ai 6: the JSON text)
+    ("ai-sdk-call-tool-calls",
+     {"ai.operationId": "ai.generateText.doGenerate", "ai.response.text": "",
+      "ai.response.toolCalls": '[{"toolCallId":"call_1","toolName":"get_weather","input":{"city":"Paris"}}]'},
+     [], None, [{"role": "assistant", "parts": [{**CALL, "arguments": {"city": "Paris"}}]}]),
+    ("ai-sdk-stream-text-and-tool-calls",
+     {"ai.operationId": "ai.streamText.doStream", "ai.response.text": "Let me check.",
+      "ai.response.toolCalls": '[{"toolCallId":"call_1","toolName":"get_weather","input":"{\\"city\\":\\"Paris\\"}"}]'},
+     [], None, [{"role": "assistant", "parts": [{"type": "text", "content": "Let me check."}, CALL]}]),
+    # ai.generateText's toolCalls are every step's, not its answer: the text alone
+    ("ai-sdk-run-tool-calls",
+     {"ai.operationId": "ai.generateText", "ai.response.text": "It is cloudy.",
+      "ai.response.toolCalls": '[{"toolCallId":"call_1","toolName":"get_weather","input":{}}]'},
+     [], None, [text("assistant", "It is cloudy.")]),
+    ("ai-sdk-call-tool-calls-not-json",
+     {"ai.operationId": "ai.generateText.doGenerate", "ai.response.toolCalls": "[not json"},
      [], None, None),
     # OpenLIT: the system prompt in gen_ai.system_instructions and as the first input message: once
     ("system-once",

@@ -48,7 +48,10 @@ INSTRUCTIONS = st.lists(PART, min_size=1, max_size=2).map(json.dumps)
 # the message keys, each present or not (system instructions beside them make the input differ)
 MESSAGE_KEYS = st.fixed_dictionaries({}, optional={**{k: MESSAGE_TEXT for k in MOVED_ATTRIBUTES},
                                                    "gen_ai.system_instructions": INSTRUCTIONS})
-ATTRIBUTES = st.tuples(st.dictionaries(st.one_of(st.sampled_from(KNOWN_KEYS), TEXT), st.one_of(VALUES, MESSAGE_TEXT),
+# a JSON string literal: the tool columns decode it (conventions.JSON_TEXT_KEYS), the attribute keeps it
+JSON_STRING = TEXT.map(lambda t: json.dumps(t, ensure_ascii=False))
+ATTRIBUTES = st.tuples(st.dictionaries(st.one_of(st.sampled_from(KNOWN_KEYS), TEXT),
+                                       st.one_of(VALUES, MESSAGE_TEXT, JSON_STRING),
                                        max_size=10), MESSAGE_KEYS).map(lambda t: {**t[0], **t[1]})
 OPERATIONS = st.sampled_from([{}, {"gen_ai.operation.name": "chat"}, {"gen_ai.operation.name": "invoke_agent"},
                               {"gen_ai.operation.name": "execute_tool"}, {"openinference.span.kind": "LLM"}])

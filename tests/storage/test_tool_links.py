@@ -68,6 +68,29 @@ def test_by_id_from_log_events(lake: Lake) -> None:
                         tool(1, 3, 1, name="w", at=1.0, tool_call_id="call_l")]) == {3: (2, "call_l")}
 
 
+def test_by_id_a_span_under_the_call_carries(lake: Lake) -> None:
+    """Mastra: the chat span's output is its (empty) text, the streamed tool call's id is on
+    a model_chunk span under it; the tool runs while the stream is still open, beside the
+    call (no order rule finds it). A tool span under a call lends it no id."""
+    assert links(lake, [
+        agent(1, 1), span(1, 10, 1, name="agent_step"),
+        llm(1, 2, 10, duration_ms=2000, output_messages=ANSWER.replace("done", "")),
+        span(1, 20, 2, name="model_chunk", at=0.5, tool_call_id="call_m"),
+        tool(1, 3, 10, name="w", at=1.0, tool_call_id="call_m"),
+        llm(1, 4, 10, at=0.1, duration_ms=2000, output_messages=None),
+        tool(1, 5, 4, name="w", at=1.0, tool_call_id="call_other"),
+    ]) == {3: (2, "call_m"), 5: (None, "call_other")}
+
+
+def test_by_id_the_call_the_tool_span_is_under(lake: Lake) -> None:
+    """AI SDK 7's legacy ai.* shape: the tool span is a child of the doGenerate span whose
+    ai.response.toolCalls (its output messages) asked for it."""
+    assert links(lake, [
+        span(1, 1, name="ai.generateText"), llm(1, 2, 1, duration_ms=2000, output_messages=asks(("call_n", "w"))),
+        tool(1, 3, 2, name="w", at=1.0, tool_call_id="call_n"), llm(1, 4, 1, at=3.0, output_messages=ANSWER),
+    ]) == {3: (2, "call_n")}
+
+
 def test_by_order_under_the_same_parent_and_the_id_filled(lake: Lake) -> None:
     assert links(lake, [
         agent(1, 1), llm(1, 2, 1, output_messages=asks(("call_x", "w"))),

@@ -280,6 +280,28 @@ def test_the_roots_own_messages_come_first_then_the_outermost_agents(lake: Lake)
         assert run(gw, 2) == ("b", [msg("user", "first")], None)
 
 
+def test_the_final_answer_is_what_a_message_says_after_its_last_tool_part(lake: Lake) -> None:
+    """AI SDK 7's invoke_agent output: one assistant message holding every step, the tool
+    call and its response before the answer: the answer's parts alone. A message that
+    ends in a tool call (text before it) is no answer; one without tool parts stays whole."""
+    call, response = TOOL_CALL[0]["parts"][0], {"type": "tool_call_response", "id": "c1", "response": "sunny"}
+    steps = {"role": "assistant", "parts": [call, response, *FINAL["parts"]], "finish_reason": "stop"}
+    asking = {"role": "assistant", "parts": [{"type": "text", "content": "Let me check."}, call]}
+    lake.write_batch("01", batch(spans=[
+        agent(1, 1, name="a", output_messages=j([steps])),
+        agent(2, 1, name="b", output_messages=j([FINAL, asking])),
+        agent(3, 1, name="c", output_messages=j([asking])),
+        agent(4, 1, name="d", output_messages=j([{**FINAL, "finish_reason": "stop"}])),
+        agent(5, 1, name="e", output_messages=j([msg("assistant", "no tool_call was needed")])),
+    ]))
+    with open_lake(lake.root) as gw:
+        assert run(gw, 1)[2] == [{"role": "assistant", "finish_reason": "stop", "parts": FINAL["parts"]}]
+        assert run(gw, 2)[2] == [FINAL]  # the earlier answer, not the text before a tool call
+        assert run(gw, 3)[2] is None
+        assert run(gw, 4)[2] == [{**FINAL, "finish_reason": "stop"}]
+        assert run(gw, 5)[2] == [msg("assistant", "no tool_call was needed")]  # the word alone: no tool part
+
+
 def test_empty_and_malformed_messages_are_no_input_or_output(lake: Lake) -> None:
     """LangGraph dicts read wrongly used to give an empty user message and empty answers."""
     lake.write_batch("01", batch(spans=[
