@@ -1,4 +1,4 @@
-"""Paraphrases of one failure against look-alikes: the figure issue #11 asks of the embedder.
+"""Paraphrases of one failure against look-alikes: the figure the embedder is held to.
 
 Each case is an anchor failure (error type, message), two paraphrases of the same failure
 in other words, and three other failures that share the anchor's words ("timed out",
