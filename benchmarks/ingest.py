@@ -188,7 +188,7 @@ def tree(pid: int) -> list[int]:
 
 
 def role(proc: psutil.Process, receiver: int) -> str:
-    """receiver, flusher, compactor (a child's name: ``python -m collector.child NAME``) or
+    """receiver, flusher, compactor (a child's name: ``python -m storage.process NAME``) or
     plan (a compactor's plan process: ``python -m storage.plan``)."""
     if proc.pid == receiver:
         return "receiver"

@@ -21,7 +21,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from collector.child import Child
+from storage.process import Child
 from collector.state import SharedState
 from storage import is_remote, process
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("otelbench.compactor")
 
 COMPACTOR_NICENESS = 10
-# A merge streams a few MB a batch through Arrow's jemalloc pool (collector.child): with
+# A merge streams a few MB a batch through Arrow's jemalloc pool (storage.process): with
 # its freed pages handed back after 100 ms instead of 1 s, a merge of 400 k spans peaked
 # at 239 instead of 258 MiB (memory_mib 32; 268-280 vs 322 MiB with mimalloc at 64). Not
 # for the flusher, where the same setting cost ~1 us of CPU per span (pages faulted in
@@ -82,7 +82,7 @@ def run(lake_path: str, below_batch_id: str, min_files: int, memory_mib: int, st
 
 def main(lake_path: str, below_batch_id: str, min_files: int, memory_mib: int, state_fd: int, parent_pid: int,
          log_level: str, owner: str | None = None) -> None:
-    """Entry point of a compactor process (``collector.child``). Its settings come as plain
+    """Entry point of a compactor process (``storage.process``). Its settings come as plain
     values: unpickling the config would import pydantic and the collector's config models
     (~11 MiB of the process's peak) for two numbers."""
     process.die_with_parent(parent_pid)

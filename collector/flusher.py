@@ -348,8 +348,8 @@ class _Writer(threading.Thread):
 # measurable speed; returning it at once, 22 MiB less for 14 % fewer spans/s) but has one
 # arena, not one per thread for 4 per core: what the normalizing thread frees, polars'
 # own thread reuses (benchmarks/ingest.py, five runs each: 273 vs 276 MiB summed PSS,
-# 273-274 vs 269-279, the same spans/s). Arrow's pool: collector.child.ARROW_ALLOCATOR_ENV.
-# The workers start with these where the user has not set them (collector.child.Child's
+# 273-274 vs 269-279, the same spans/s). Arrow's pool: storage.process.ARROW_ALLOCATOR_ENV.
+# The workers start with these where the user has not set them (storage.process.Child's
 # ``defaults``).
 ALLOCATOR_ENV = {
     "MALLOC_MMAP_THRESHOLD_": str(1 << 30),
@@ -371,7 +371,7 @@ def _single_threaded() -> None:
 
 
 def main(settings: WorkerSettings, state_fd: int, worker: int, starts: dict[int, int], parent_pid: int) -> None:
-    """Entry point of a flusher worker process (``collector.child``)."""
+    """Entry point of a flusher worker process (``storage.process``)."""
     die_with_parent(parent_pid)
     _single_threaded()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the receiver decides when we stop

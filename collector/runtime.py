@@ -18,12 +18,12 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import uvicorn
 
 from collector import flusher, wal
-from collector.child import Child
+from storage.process import Child
 from collector.keys import Keyring
 from collector.config import Config
 from collector.service import Ingest
@@ -72,6 +72,7 @@ class Collector:
     grpc_port: int | None = None
     state: SharedState = field(default_factory=SharedState)
     _stoppers: list[Any] = field(default_factory=list)
+    _metrics: list[Callable[[], list[Any]]] = field(default_factory=list)
 
     def start(self) -> "Collector":
         cfg = self.config
@@ -172,7 +173,7 @@ class Collector:
         app = create_app(
             self.ingest,
             max_body_bytes=cfg.max_request_body_size_mib << 20,
-            metrics=(lambda: self.telemetry.render(self.committer.pending_bytes, self.ingest.keys.metrics()))
+            metrics=(lambda: self.telemetry.render(self.committer.pending_bytes, self._extra_metrics()))
             if self.config.service.telemetry.metrics
             else None,
         )
@@ -186,6 +187,14 @@ class Collector:
         if not server.ready.wait(30):
             raise RuntimeError("the HTTP receiver did not start")
         self._http, self._http_thread = server, thread
+
+    def add_metrics(self, metrics: Callable[[], list[Any]]) -> None:
+        """More (name, kind, help, samples) for ``/metrics``, read at each scrape: what
+        ``otelbench serve`` runs beside the collector (the processors' schedule)."""
+        self._metrics.append(metrics)
+
+    def _extra_metrics(self) -> list[Any]:
+        return [m for more in (self.ingest.keys.metrics, *self._metrics) for m in more()]
 
     def wait_flushed(self, timeout_s: float = 30.0) -> None:
         """Block until everything acknowledged so far is in Parquet (tests, the demo)."""

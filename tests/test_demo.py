@@ -87,7 +87,7 @@ def test_the_report_shows_every_figure_at_80_and_200_columns(demo: dict[str, Any
 
     from rich.console import Console
 
-    from otelbench.demo_report import print_report
+    from otelbench.demo.report import print_report
 
     console = Console(width=width, record=True, file=io.StringIO(), color_system=None)
     print_report(str(demo["lake"]), console, "http://127.0.0.1:8000", "http://127.0.0.1:4318")

@@ -1,4 +1,4 @@
-"""The grounded-research-v1 suite and its demo agent (otelbench/research_agent.py): every
+"""The grounded-research-v1 suite and its demo agent (otelbench/demo/research_agent.py): every
 case answerable from the suite's documents (the facts quoted from them, a right answer
 passing its checker and a plausible wrong one failing it), the agent's search ranking the
 right documents, and the agent as a process: its spans joining the TRACEPARENT it is given,
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from bench_runner import agent_suite
-from otelbench import research_agent as ra
+from otelbench.demo import research_agent as ra
 from otelbench.testing.serve import ROOT
 from otelbench.testing.wait import wait_for
 from storage.duckdb import open_lake
@@ -163,7 +163,7 @@ TRACE_ID, PARENT = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
 def run_agent(question: str, env: dict[str, str], trace_id: str = TRACE_ID) -> subprocess.CompletedProcess:
     env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "OTELBENCH_SUITE_DIR": str(SUITE.folder),
            "TRACEPARENT": f"00-{trace_id}-{PARENT}-01", **env}
-    return subprocess.run([sys.executable, "-m", "otelbench.research_agent"], input=question, cwd=ROOT, env=env,
+    return subprocess.run([sys.executable, "-m", "otelbench.demo.research_agent"], input=question, cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300)
 
 
@@ -198,7 +198,7 @@ def test_a_model_that_is_down_fails_the_run_in_one_line_and_the_spans_still_join
 
 
 def test_without_a_question_or_documents_it_says_what_is_missing() -> None:
-    done = subprocess.run([sys.executable, "-m", "otelbench.research_agent", "--base-url", "http://127.0.0.1:9/v1"],
+    done = subprocess.run([sys.executable, "-m", "otelbench.demo.research_agent", "--base-url", "http://127.0.0.1:9/v1"],
                           input="", cwd=ROOT, capture_output=True, text=True, timeout=60,
                           env={"PATH": "/usr/bin:/bin", "HOME": "/tmp"})
     assert done.returncode == 2 and done.stdout == ""
@@ -236,7 +236,7 @@ def test_the_agent_answers_with_the_embedded_model_and_its_spans_join_the_case_t
 
 def test_importing_the_agent_loads_neither_the_client_nor_the_otel_sdk() -> None:
     """Started once per case and repeat: what it imports it imports when it needs it."""
-    probe = ("import sys, otelbench.research_agent\n"
+    probe = ("import sys, otelbench.demo.research_agent\n"
              "print([m for m in ('openai', 'opentelemetry.sdk') if m in sys.modules])")
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "[]", done.stdout + done.stderr

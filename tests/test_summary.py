@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from otelbench.commands.demo import Progress
+from otelbench.demo.progress import Progress
 from otelbench.summary import print_summary
 from otelbench.terminal import Column, fitting_tables
 from processors.pipeline import Report

@@ -1,4 +1,4 @@
-"""otelbench.tool_agent: its tools and parsers as tables, its spans through the real OTel
+"""otelbench.demo.tool_agent: its tools and parsers as tables, its spans through the real OTel
 SDK and openai-v2 instrumentation over a scripted ``httpx.MockTransport``, and a run of
 real tasks against the embedded SmolLM2 (``model`` marker)."""
 
@@ -15,7 +15,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
-from otelbench import tool_agent as ta
+from otelbench.demo import tool_agent as ta
 
 # --- tools -------------------------------------------------------------------------------
 

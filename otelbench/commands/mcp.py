@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from otelbench.commands import add_lake_args, lake_and_config
-from otelbench.commands.web import keyring_of
+from otelbench.runtime.web import keyring_of
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

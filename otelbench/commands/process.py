@@ -1,18 +1,12 @@
-"""``otelbench process``: run the processors once (the LLM judge, failure clustering), and
-the schedule ``otelbench serve`` runs them on (``Scheduler``, each run a process of its own)."""
+"""``otelbench process``: run the processors once (the LLM judge, failure clustering); the
+schedule ``otelbench serve`` runs them on is ``otelbench.runtime.scheduler``."""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import logging
 import os
-import signal
 import socket
 import sys
-import threading
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -20,8 +14,6 @@ from urllib.parse import urlsplit
 from collector import DEFAULT_URL
 from collector.config import DEFAULT_CONFIG_PATH
 from storage import DEFAULT_LAKE
-
-log = logging.getLogger("otelbench.processors")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -44,6 +36,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from collector.config import ConfigError, load_config, parse_config
+    from otelbench.runtime.processors_run import endpoint, exit_on_sigterm
     from processors import pipeline
 
     try:
@@ -55,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     if config is None:
         config = parse_config({"receivers": {"otlp": {}}, "service": {"pipelines": {}}}, where="defaults")
     lake = args.lake or config.lake_path
-    _exit_on_sigterm()
+    exit_on_sigterm()
     progress, done = _progress()
     telemetry = _telemetry(config)
     try:
@@ -79,19 +72,6 @@ def _shard(text: str) -> tuple[int, int]:
     if not (sep and i.isdigit() and n.isdigit() and 1 <= int(i) <= int(n)):
         raise argparse.ArgumentTypeError(f"{text!r}: I/N with 1 <= I <= N, e.g. 2/4")
     return int(i), int(n)
-
-
-SIGTERM_EXIT = 128 + signal.SIGTERM
-
-
-def _exit_on_sigterm() -> None:
-    """SIGTERM unwinds like Ctrl-C: the embedded model server is stopped and the lock
-    released on the way out; what was committed stays, the chunk in flight is dropped."""
-
-    def stop(signum: int, frame: Any) -> None:
-        raise SystemExit(SIGTERM_EXIT)
-
-    signal.signal(signal.SIGTERM, stop)
 
 
 def _telemetry(config: Any) -> str | None:
@@ -153,124 +133,3 @@ def _print(report: Any, only: str | None) -> None:
         per_agent = ", ".join(f"{a} {n}" for a, n in sorted(report.clusters.items())) or "none"
         say(f"clusters: {report.failures} failed or low-scored runs; clusters per agent: {per_agent}")
     say(f"took {report.seconds:.1f}s")
-
-
-@contextlib.contextmanager
-def endpoint(processors: Any, only: str | None) -> Iterator[Any]:
-    """The judge's endpoint for one run: ``embedded`` starts the embedded model server
-    (the code of ``otelbench model serve``) and stops it when the run ends."""
-    from processors import pipeline
-    from processors.config import EMBEDDED, Processors
-
-    processors = processors or Processors()
-    if not pipeline.needs_llm(processors, only):
-        yield None
-        return
-    import openai
-
-    judge = processors.judge
-    if judge.endpoint != EMBEDDED:
-        key = "sk-none"  # local servers take any key; the client needs one
-        if judge.api_key_env is not None:
-            key = os.environ.get(judge.api_key_env, "")
-            if not key:
-                raise pipeline.ProcessorError(f"processors.judge.api_key_env names {judge.api_key_env}, "
-                                              "which is not set")
-        client = openai.OpenAI(base_url=judge.endpoint, api_key=key, max_retries=0)
-        yield pipeline.Llm(client, judge.model or "", judge.is_local)
-        return
-    from bench_runner.llama_server import DEFAULT_PARALLEL, EmbeddedModelMissing, LlamaServer, LlamaServerError
-
-    try:  # two slots a request in flight: the judge's two kinds of request each keep their prompt prefix
-        server = LlamaServer(judge.model or strongest_local_model(),
-                             parallel=max(DEFAULT_PARALLEL, 2 * judge.requests_at_once)).start()
-    except (LlamaServerError, EmbeddedModelMissing) as exc:
-        raise pipeline.ProcessorError(f"the embedded judge could not start: {exc}") from exc
-    try:
-        client = openai.OpenAI(base_url=server.base_url, api_key="sk-local", max_retries=0)
-        yield pipeline.Llm(client, server.model_id or "", True)
-    finally:
-        server.stop()
-
-
-def strongest_local_model() -> Path:
-    """The default embedded judge: the model ``otelbench model fetch`` provides when it
-    has been fetched (a stronger judge: docs/judge.md), else the embedded SmolLM2."""
-    from bench_runner.llama_server import find_embedded_model
-    from bench_runner.model_fetch import fetched
-
-    return next(iter(fetched()), None) or find_embedded_model()
-
-
-# -- on a schedule, in otelbench serve -----------------------------------------------------
-
-
-def child_main(processors: Any, privacy: Any, lake: str, telemetry_endpoint: str | None, parent_pid: int,
-               log_level: str) -> None:
-    """A scheduled run, in a process of its own (collector.child): the embedder, HDBSCAN,
-    the judge and the embedded model server live and die with it."""
-    from storage.process import die_with_parent
-    from processors import pipeline
-
-    die_with_parent(parent_pid)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # serve decides when we stop
-    _exit_on_sigterm()
-    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    try:
-        with endpoint(processors, None) as llm:
-            report = pipeline.run(processors, privacy, lake, llm=llm, telemetry_endpoint=telemetry_endpoint)
-    except pipeline.ProcessorError as exc:
-        log.error("processors: %s", exc)
-        raise SystemExit(1) from None
-    log.info("processors: %d runs judged (%d judge errors), %d failures in %d clusters, %.1fs", report.judged,
-             report.judge_errors, report.failures, sum(report.clusters.values()), report.seconds)
-
-
-class Scheduler:
-    """In ``otelbench serve``: a thread that starts one processors run every
-    ``processors.interval_s`` (the first after one interval), one at a time."""
-
-    def __init__(self, config: Any, telemetry_endpoint: str | None) -> None:
-        self.config, self.telemetry_endpoint = config, telemetry_endpoint
-        self.runs = self.failures = 0
-        self._stop = threading.Event()
-        self._lock = threading.Lock()
-        self._process: Any = None
-        self._thread = threading.Thread(target=self._loop, name="processors", daemon=True)
-
-    def start(self) -> Scheduler:
-        self._thread.start()
-        return self
-
-    def _loop(self) -> None:
-        from collector.child import Child
-
-        cfg = self.config
-        lake = cfg.lake_path
-        while not self._stop.wait(cfg.processors.interval_s):
-            with self._lock:
-                if self._stop.is_set():
-                    return
-                self._process = Child(
-                    "otelbench.commands.process:child_main",
-                    (cfg.processors, cfg.privacy, str(lake), self.telemetry_endpoint, os.getpid(),
-                     cfg.service.telemetry.log_level),
-                    name="otelbench-processors",
-                )
-                self._process.start()
-            started = time.monotonic()
-            self._process.join()
-            self.runs += 1
-            if self._process.exitcode not in (0, SIGTERM_EXIT, -signal.SIGTERM):
-                self.failures += 1
-                log.error("the processors run exited with code %s after %.0fs", self._process.exitcode,
-                          time.monotonic() - started)
-
-    def stop(self) -> None:
-        with self._lock:
-            self._stop.set()
-            process = self._process
-        if process is not None and process.is_alive():
-            process.terminate()  # a run stopped half-way keeps what it committed
-            process.join(30)
-        self._thread.join(30)

@@ -153,7 +153,7 @@ def test_flusher_workers_start_with_retaining_allocators_and_the_receiver_does_n
     and they run without the config's libraries."""
     import psutil
 
-    from collector.child import ARROW_ALLOCATOR_ENV
+    from storage.process import ARROW_ALLOCATOR_ENV
     from collector.flusher import ALLOCATOR_ENV
 
     monkeypatch.setenv("MALLOC_TOP_PAD_", "4096")  # the user's choice
@@ -162,7 +162,7 @@ def test_flusher_workers_start_with_retaining_allocators_and_the_receiver_does_n
     try:
         receiver = psutil.Process(server.proc.pid)
         children = receiver.children()
-        assert [" ".join(p.cmdline()[-2:]) for p in children] == ["collector.child otelbench-flusher-0"]
+        assert [" ".join(p.cmdline()[-2:]) for p in children] == ["storage.process otelbench-flusher-0"]
         env = children[0].environ()
         assert env["MALLOC_TOP_PAD_"] == "4096"
         assert env["MALLOC_TRIM_THRESHOLD_"] == ALLOCATOR_ENV["MALLOC_TRIM_THRESHOLD_"]

@@ -9,9 +9,9 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
+import httpx
 import pytest
 import yaml
 
@@ -255,13 +255,24 @@ def test_serve_judges_on_a_schedule_and_never_judges_the_judges_calls(tmp_path):
             wait_for(lambda: rows(lake, f"SELECT count(*) FROM spans WHERE service_name = '{JUDGE_SERVICE}'")[0][0]
                      > 0, what="the judge's spans")
             asked = len(stub.requests)
-            time.sleep(3)  # two more scheduled passes
+            passes = _scheduled_passes(served.url)
+            wait_for(lambda: _scheduled_passes(served.url) >= passes + 2, timeout_s=120,
+                     what="two more scheduled passes")
             # ... and were neither judged nor counted as runs
             assert len(stub.requests) == asked
             assert _judged(lake) == len(ids)
             assert rows(lake, "SELECT count(*) FROM agent_runs")[0][0] == len(RUNS)
     assert served.proc.returncode == 0, served.err
     assert "judging and clustering every 1s" in served.out
+
+
+def _scheduled_passes(url: str) -> int:
+    """Scheduled processors runs that ended, from serve's /metrics; failed ones must not count."""
+    metrics = httpx.get(f"{url}/metrics", timeout=10).text
+    errors = next(line for line in metrics.splitlines() if line.startswith("otelbench_processors_errors_total "))
+    assert float(errors.split()[-1]) == 0, metrics
+    runs = next(line for line in metrics.splitlines() if line.startswith("otelbench_processors_runs_total "))
+    return int(float(runs.split()[-1]))
 
 
 @pytest.mark.parametrize("shard", ["0/2", "3/2", "1", "a/b"])

@@ -13,7 +13,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
-from collector.child import ARROW_ALLOCATOR_ENV
+from storage.process import ARROW_ALLOCATOR_ENV
 from collector.compactor import ALLOCATOR_ENV as COMPACTOR_ALLOCATOR_ENV
 from storage import compaction as compaction_mod
 from storage import plan as plan_mod
@@ -427,7 +427,7 @@ def test_compaction_memory_is_bounded(tmp_path: Path) -> None:
     """400k spans shaped like real ones (≈2 KB of distinct attribute and message text each,
     800 MB once decoded), each looking for its parent, compact in one run, as the
     compactor process runs it (the default ``compaction.memory_mib``, the allocators
-    ``collector.child`` sets), in a process that peaks under 600 MB: measured 355 MB
+    ``storage.process`` sets), in a process that peaks under 600 MB: measured 355 MB
     (380–410 MB with Arrow's pool chosen in the process, mimalloc underneath it; 520–630 MB
     when DuckDB streamed the whole rows, whose sort could not spill such rows at all). Row
     groups come out one span type each."""
@@ -468,7 +468,7 @@ def test_compaction_memory_is_bounded(tmp_path: Path) -> None:
         """
     )
     subprocess.run([sys.executable, "-c", prelude + write], check=True)
-    # the compactor's allocator (collector.child starts it with this environment)
+    # the compactor's allocator (storage.process starts it with this environment)
     env = {**os.environ, **ARROW_ALLOCATOR_ENV, **COMPACTOR_ALLOCATOR_ENV}
     out = subprocess.run([sys.executable, "-c", prelude + compact], capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr[-2000:]

@@ -1,5 +1,6 @@
 """Our own processes (storage.process): a real ``python -m`` child, answered and failed,
-and one whose caller is killed."""
+one whose caller is killed, and a ``Child`` (the collector's flusher and compactor) with
+its allocator settings."""
 
 from __future__ import annotations
 
@@ -90,3 +91,48 @@ def test_with_root_on_path_puts_ours_first_and_keeps_the_users() -> None:
     env = process.with_root_on_path({"PYTHONPATH": "/somewhere", "X": "1"})
     assert env["PYTHONPATH"].split(os.pathsep) == [str(ROOT), "/somewhere"] and env["X"] == "1"
     assert process.with_root_on_path({})["PYTHONPATH"] == str(ROOT)
+
+
+def report_pool(path: str) -> None:
+    """A child's target: which pool Arrow allocates from, and with what jemalloc settings."""
+    import pyarrow as pa
+
+    Path(path).write_text(f"{pa.default_memory_pool().backend_name} {os.environ.get('JE_ARROW_MALLOC_CONF')}")
+
+
+def _run(tmp_path: Path, env: dict[str, str] | None = None) -> str:
+    out = tmp_path / "pool.txt"
+    child = process.Child("tests.storage.test_process:report_pool", (str(out),), name="otelbench-test", env=env)
+    child.env["PYTHONPATH"] += os.pathsep + str(Path(__file__).resolve().parents[2])
+    child.start()
+    child.join(60)
+    assert child.exitcode == 0
+    return out.read_text()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the jemalloc pool is chosen on Linux only")
+def test_a_child_allocates_from_arrows_jemalloc_pool(tmp_path, monkeypatch):
+    monkeypatch.delenv("ARROW_DEFAULT_MEMORY_POOL", raising=False)
+    monkeypatch.delenv("JE_ARROW_MALLOC_CONF", raising=False)
+    assert process.ARROW_ALLOCATOR_ENV == {"ARROW_DEFAULT_MEMORY_POOL": "jemalloc"}
+    assert _run(tmp_path) == "jemalloc None"
+    conf = "dirty_decay_ms:100,muzzy_decay_ms:0"  # what the compactor adds (collector.compactor)
+    assert _run(tmp_path, env={**os.environ, "JE_ARROW_MALLOC_CONF": conf}) == f"jemalloc {conf}"
+
+
+def test_the_users_allocator_choice_wins(tmp_path, monkeypatch):
+    monkeypatch.setenv("ARROW_DEFAULT_MEMORY_POOL", "system")
+    monkeypatch.setenv("JE_ARROW_MALLOC_CONF", "dirty_decay_ms:5000")
+    assert _run(tmp_path) == "system dirty_decay_ms:5000"
+    assert _run(tmp_path, env={**os.environ, "ARROW_DEFAULT_MEMORY_POOL": "mimalloc"}).startswith("mimalloc ")
+
+
+def test_defaults_fill_in_and_a_jemalloc_option_list_is_merged_option_by_option():
+    with_defaults = process.with_defaults
+    defaults = {"MALLOC_TOP_PAD_": "64", "_RJEM_MALLOC_CONF": "narenas:1"}
+    assert with_defaults({}, defaults) == defaults
+    assert with_defaults({"MALLOC_TOP_PAD_": "4096"}, defaults)["MALLOC_TOP_PAD_"] == "4096"  # the user's
+    # what importing polars leaves in the environment: ours first, theirs after (a later option wins)
+    env = with_defaults({"_RJEM_MALLOC_CONF": "dirty_decay_ms:500,muzzy_decay_ms:1000"}, defaults)
+    assert env["_RJEM_MALLOC_CONF"] == "narenas:1,dirty_decay_ms:500,muzzy_decay_ms:1000"
+    assert with_defaults({"_RJEM_MALLOC_CONF": "narenas:1"}, defaults)["_RJEM_MALLOC_CONF"] == "narenas:1"

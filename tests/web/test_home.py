@@ -114,7 +114,7 @@ def test_sdk_setup_follows_the_configured_receivers(lake: Path) -> None:
 
 def test_the_web_command_reads_the_receivers_from_the_config() -> None:
     from collector.config import parse_config
-    from otelbench.commands.web import receivers_of
+    from otelbench.runtime.web import receivers_of
 
     config = parse_config({
         "receivers": {"otlp": {"protocols": {"http": {"endpoint": "0.0.0.0:5318"}, "grpc": {"endpoint": "10.0.0.2:0"}},

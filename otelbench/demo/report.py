@@ -12,7 +12,7 @@ from otelbench.summary import DEMO_SECTIONS, print_summary
 from storage.duckdb import open_lake
 from storage.queries import reports
 
-AGENT = "ops-helper"  # the demo's real agent (otelbench/tool_agent.py)
+AGENT = "ops-helper"  # the demo's real agent (otelbench/demo/tool_agent.py)
 OTHER = "sample-triage"  # a simulated one, to compare with
 # on lines a shell takes as one argument (inside double quotes), each within 80 columns
 EXAMPLE_SQL = ("SELECT agent, count(*) AS runs, round(avg(eval_score), 2) AS judge,\n"

@@ -31,7 +31,7 @@ from typing import Literal
 from openai import OpenAI
 from opentelemetry.trace import Span, Status, StatusCode, Tracer
 
-from otelbench.demo_agents import genai_messages
+from otelbench.demo.agents import genai_messages
 
 AGENT_NAME = "ops-helper"
 TOOL_DEADLINE_S = 2.0  # what a task grants its tool; the slow services in STATUS take longer

@@ -4,7 +4,7 @@ Three simulated agents (named ``sample-*``: sample data, labelled as such where 
 each instrumented in a different generation of the GenAI conventions (current OTel GenAI,
 the deprecated pre-1.37 names, OpenInference, OpenLLMetry), so the demo shows them
 normalized into one schema.
-The demo's real agents are otelbench/tool_agent.py and otelbench/research_agent.py.
+The demo's real agents are otelbench/demo/tool_agent.py and otelbench/demo/research_agent.py.
 """
 
 from __future__ import annotations

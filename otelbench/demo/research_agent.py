@@ -1,6 +1,6 @@
 """A small grounded research agent, the demo agent of the ``grounded-research`` suite.
 
-    python -m otelbench.research_agent [--docs DIR] [--base-url URL] [--model NAME] [--top K]
+    python -m otelbench.demo.research_agent [--docs DIR] [--base-url URL] [--model NAME] [--top K]
 
 It reads a question on stdin (else ``OTELBENCH_CASE_INPUT``), searches the Markdown
 documents of ``--docs`` (else ``$OTELBENCH_SUITE_DIR/docs``) with its one tool,
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from otelbench.demo_agents import genai_messages, providers
+from otelbench.demo.agents import genai_messages, providers
 
 AGENT = "research-agent"
 TOP_K = 3  # passages search_docs returns
@@ -223,7 +223,7 @@ def answer(question: str, index: SearchIndex, client: Any, model: str | None, te
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m otelbench.research_agent", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m otelbench.demo.research_agent", description=__doc__.split("\n\n")[0])
     ap.add_argument("--docs", type=Path, help="folder of Markdown documents (default: $OTELBENCH_SUITE_DIR/docs)")
     ap.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
     ap.add_argument("--model", help="model name (default: $OTELBENCH_MODEL, else the server's first model)")
