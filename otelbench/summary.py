@@ -6,7 +6,7 @@ from rich import box
 from rich.console import Console
 
 from bench_runner.servers import model_label
-from otelbench.terminal import Column, fitting_tables
+from bench_runner.tables import Column, fitting_tables
 from storage.queries import reports
 from storage.duckdb import open_lake
 

@@ -1,4 +1,4 @@
-"""Reports that fit the terminal: ``otelbench.terminal.fitting_tables`` and the summaries
+"""Reports that fit the terminal: ``bench_runner.tables.fitting_tables`` and the summaries
 built on it (the demo's report, ``otelbench process``, the demo's progress lines) at 80 and
 200 columns — headers whole, every figure whole, long text wrapped, nothing past the edge."""
 
@@ -13,7 +13,7 @@ from rich.console import Console
 
 from otelbench.demo.progress import Progress
 from otelbench.summary import print_summary
-from otelbench.terminal import Column, fitting_tables
+from bench_runner.tables import Column, fitting_tables
 from processors.pipeline import Report
 from storage.lake import Lake
 from otelbench.testing.rows import agent, batch, llm

@@ -170,7 +170,7 @@ def _run_models(info, args, console, started_by_us: bool) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from bench_runner import runner, servers
-    from otelbench import bench_report as report
+    from bench_runner import report
     from bench_runner.hardware import probe_hardware
     from bench_runner.spans import BenchSpans
 
@@ -227,7 +227,7 @@ def _run_models(info, args, console, started_by_us: bool) -> int:
 
 
 def _compare(args, console) -> int:
-    from otelbench import bench_report as report
+    from bench_runner import report
 
     files = [Path(f) for f in args.compare] or sorted(Path(args.out).expanduser().glob("*.json"))
     results = []

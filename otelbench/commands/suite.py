@@ -185,7 +185,8 @@ def _print_summary(console, record: dict, elapsed: float, path: Path, exported: 
     ``REASON_MAX``: the evidence file has them whole), the pass rate, where things went."""
     from rich.text import Text
 
-    from otelbench.terminal import Column, fitting_tables, shorten
+    from bench_runner.tables import Column, fitting_tables
+    from otelbench.terminal import shorten
 
     s = record["summary"]
     by_case: dict[str, list[dict]] = {}

@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from bench_runner.servers import model_label
-from otelbench.terminal import Column, fitting_tables
+from bench_runner.tables import Column, fitting_tables
 
 HEADLINE_CASE = "medium-200"
 PREFILL_CASE = "prefill-2k"
