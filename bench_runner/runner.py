@@ -23,7 +23,7 @@ from opentelemetry.trace import SpanContext
 
 from bench_runner import plausibility, speed, stats, suites
 from bench_runner.client import ErrorKind, RunResult, http_client, measure_run
-from bench_runner.gguf import GgufLookup, Status, default_roots, locate_gguf
+from bench_runner.model_files import GgufLookup, Status, default_roots, locate_gguf
 from bench_runner.hardware import Hardware
 from bench_runner.servers import ServerInfo
 from bench_runner.spans import BenchSpans, record_reply, record_run, record_summary

@@ -117,7 +117,7 @@ def _bench(args: argparse.Namespace, console, *, started_by_us: bool) -> int:
 def _list(info, args, console) -> int:
     from rich.table import Table
 
-    from bench_runner.gguf import default_roots, locate_gguf
+    from bench_runner.model_files import default_roots, locate_gguf
 
     table = Table(title=f"{info.base_url} ({info.kind})", title_justify="left")
     for col in ("model", "gguf", "size", "quant", "arch", "path / reason"):
@@ -135,7 +135,7 @@ def _list(info, args, console) -> int:
 def _check(info, args, console) -> int:
     import httpx
 
-    from bench_runner.gguf import Status, default_roots, locate_gguf
+    from bench_runner.model_files import Status, default_roots, locate_gguf
 
     ok = True
 

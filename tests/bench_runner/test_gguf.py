@@ -1,4 +1,5 @@
-"""bench_runner.gguf: the real embedded GGUF, synthetic MoE/split files, and fake model folders."""
+"""bench_runner.gguf and bench_runner.model_files: the real embedded GGUF, synthetic MoE/split
+files, and fake model folders."""
 
 from __future__ import annotations
 
@@ -12,18 +13,8 @@ import pytest
 
 gguf = pytest.importorskip("gguf")
 
-from bench_runner.gguf import (  # noqa: E402
-    ArraySummary,
-    GgufError,
-    SearchRoots,
-    Status,
-    default_roots,
-    locate_gguf,
-    match_score,
-    read_gguf,
-    read_header,
-    _parse,
-)
+from bench_runner.gguf import ArraySummary, GgufError, read_gguf, read_header, _parse  # noqa: E402
+from bench_runner.model_files import SearchRoots, Status, default_roots, locate_gguf, match_score  # noqa: E402
 from bench_runner.llama_server import EmbeddedModelMissing, LlamaServer, find_embedded_model  # noqa: E402
 
 REAL_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"

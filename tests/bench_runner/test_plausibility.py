@@ -180,7 +180,7 @@ def test_real_llama_cpp_numbers_are_within_the_bounds(llama_server: Any) -> None
     import httpx
 
     from bench_runner.client import measure_run
-    from bench_runner.gguf import Status, locate_gguf
+    from bench_runner.model_files import Status, locate_gguf
     from bench_runner.hardware import probe_hardware
 
     found = locate_gguf(llama_server.model_id, server_paths=(str(llama_server.model_path),))
