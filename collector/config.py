@@ -21,9 +21,11 @@ import yaml
 from pydantic import Field, ValidationError, model_validator
 
 from collector import DEFAULT_GRPC_ENDPOINT, DEFAULT_HTTP_ENDPOINT, DEFAULT_WAL_DIR
-from exporters.config import DebugExporter, OtlpExporter, ParquetExporter, Strict
-from processors.config import Privacy, Processors
+from exporters.config import DebugExporter, OtlpExporter, ParquetExporter
+from processors.config import Processors
 from storage import DEFAULT_LAKE
+from storage.config_base import Strict
+from storage.privacy import Privacy
 from web.config import Web
 
 DEFAULT_CONFIG_PATH = "otel-config.yaml"

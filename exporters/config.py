@@ -2,18 +2,17 @@
 
 Each exporter owns its config model, as each component of the OpenTelemetry Collector
 does; ``collector/config.py`` composes them with the receivers' and the service's into
-the one strict parse of the file. ``Strict`` is the base of every config model, here
-because the collector imports the exporters and never the other way round. Every key:
-docs/config.md.
+the one strict parse of the file. Every key: docs/config.md.
 """
 
 from __future__ import annotations
 
 from typing import Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
 from storage import DEFAULT_LAKE
+from storage.config_base import Strict
 
 DEFAULT_FLUSH_INTERVAL_S = 1.0
 DEFAULT_FLUSH_MAX_ROWS = 200_000
@@ -27,12 +26,6 @@ DEFAULT_FORWARD_QUEUE = 256
 DEFAULT_FORWARD_TIMEOUT_S = 10.0
 DEFAULT_FORWARD_MAX_ELAPSED_S = 300.0
 DEFAULT_DEBUG_INTERVAL_S = 10.0
-
-
-class Strict(BaseModel):
-    """Unknown keys are errors, and a parsed config never changes."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 # -- parquet -----------------------------------------------------------------------------

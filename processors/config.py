@@ -1,13 +1,14 @@
-"""The ``processors:`` and ``privacy:`` sections of ``otel-config.yaml`` (every key:
-docs/config.md). ``collector/config.py`` composes them into the one strict parse of the
-file; nothing here imports more than pydantic, so the receiver stays light.
+"""The ``processors:`` section of ``otel-config.yaml`` (every key: docs/config.md; the
+``privacy:`` section they obey: ``storage.privacy``). ``collector/config.py`` composes it
+into the one strict parse of the file; nothing here imports more than pydantic, so the
+receiver stays light.
 """
 
 from __future__ import annotations
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
-from exporters.config import Strict
+from storage.config_base import Strict
 
 DEFAULT_INTERVAL_S = 300.0
 DEFAULT_WINDOW_HOURS = 24.0 * 7
@@ -74,26 +75,3 @@ class Processors(Strict):
     window_hours: float = Field(DEFAULT_WINDOW_HOURS, gt=0)  # runs this recent are judged and clustered
     judge: Judge = Judge()
     clusters: Clusters = Clusters()
-
-
-class Privacy(Strict):
-    """Agents whose runs stay private (the web shows nothing of them, later) or whose inputs
-    and outputs stay hidden; by agent name or by the ingest key's owner. Their inputs and
-    outputs are never sent to a judge endpoint that is not local."""
-
-    private_agents: tuple[str, ...] = ()
-    private_owners: tuple[str, ...] = ()
-    hide_io_agents: tuple[str, ...] = ()
-    hide_io_owners: tuple[str, ...] = ()
-
-    @model_validator(mode="after")
-    def _no_blank_names(self) -> Privacy:
-        for name in (*self.private_agents, *self.private_owners, *self.hide_io_agents, *self.hide_io_owners):
-            if not name.strip():
-                raise ValueError("privacy lists name agents and owners: an empty name matches nothing")
-        return self
-
-    def restricted(self, agent: str | None, owner: str | None) -> bool:
-        """A run whose inputs and outputs must not leave for a non-local endpoint."""
-        return (agent in self.private_agents or agent in self.hide_io_agents
-                or owner in self.private_owners or owner in self.hide_io_owners)

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from processors.config import Privacy, Processors
+from processors.config import Processors
+from storage.privacy import Privacy
 
 if TYPE_CHECKING:
     import polars as pl

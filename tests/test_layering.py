@@ -107,14 +107,14 @@ def test_processors_import_neither_the_collector_nor_the_cli() -> None:
 
 
 def test_the_web_reads_through_storage_only() -> None:
-    """Pages, JSON and (later) MCP answer from one query layer in storage/; the web takes
-    only the privacy settings from the processors' config (and the strict config base),
-    and from the normalizer only ``normalize.coverage`` (pure data: which attribute keys
-    its mappings read, for the doctor's report).
+    """Pages, JSON and (later) MCP answer from one query layer in storage/ (its privacy
+    settings and the strict config base live there too); from the normalizer the web takes
+    only ``normalize.coverage`` (pure data: which attribute keys its mappings read, for the
+    doctor's report).
     Its live feed inside ``otelbench serve`` reads the write-ahead log through
-    ``collector.tail``, which ``otelbench.commands.web`` hands in: the web never imports it."""
+    ``collector.tail``, which ``otelbench.runtime.web`` hands in: the web never imports it."""
     assert not _violations("web", ("collector", "exporters", "normalize", "bench_runner", "processors", "otelbench"),
-                           allowed=("processors.config", "exporters.config", "normalize.coverage"))
+                           allowed=("normalize.coverage",))
 
 
 def test_no_cycle_among_top_level_packages() -> None:

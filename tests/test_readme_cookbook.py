@@ -130,7 +130,8 @@ def _judge_and_cluster(lake: Path) -> None:
 
     from otelbench.testing.judge_stub import MODEL, JudgeStub
     from processors import pipeline
-    from processors.config import Clusters, Privacy, Processors
+    from processors.config import Clusters, Processors
+    from storage.privacy import Privacy
 
     with JudgeStub(score=0.75) as stub:
         llm = pipeline.Llm(openai.OpenAI(base_url=stub.base_url, api_key="x", max_retries=0), MODEL, True)

@@ -26,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 
-from processors.config import Privacy
+from storage.privacy import Privacy
 from storage.values import json_value
 from web import models
 from web import doctor, live, mcp_server

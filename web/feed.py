@@ -47,7 +47,7 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
-from processors.config import Privacy
+from storage.privacy import Privacy
 
 LEADERBOARD = "leaderboard"
 HOLD_S = 1.0  # the ack → live budget is 2 s

@@ -36,7 +36,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse
 from starlette.websockets import WebSocket
 
-from processors.config import Privacy
+from storage.privacy import Privacy
 from web.access import Access, Denied
 from web.feed import LAKE_SPAN_COLUMNS, LEADERBOARD, SCORE_COLUMNS, Feed, Out, agent_topic
 from web.site import NotFound, Site

@@ -12,7 +12,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from processors.config import Privacy
+from storage.privacy import Privacy
 from storage import is_remote
 from storage.queries import bind
 from web import every_agent

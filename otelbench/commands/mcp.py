@@ -25,7 +25,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import logging
 
-    from processors.config import Privacy
+    from storage.privacy import Privacy
     from storage.duckdb import QueryError, open_lake
     from web import mcp_server
     from web.site import Site

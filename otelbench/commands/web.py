@@ -21,7 +21,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from processors.config import Privacy
+    from storage.privacy import Privacy
     from web.app import create_app
 
     if (found := lake_and_config(args, "web")) is None:

@@ -59,7 +59,7 @@ def read_runs(root: Path) -> pl.DataFrame:
     pipeline's own queries (every run, none judged yet)."""
     import datetime as dt
 
-    from processors.config import Privacy
+    from storage.privacy import Privacy
     from processors.judge.runs import with_summaries
     from processors.pipeline import hidden_by, of_runs
     from storage.duckdb import open_lake

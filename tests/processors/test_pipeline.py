@@ -6,7 +6,8 @@ import polars as pl
 import pytest
 
 from processors import pipeline
-from processors.config import Clusters, Judge, Privacy, Processors
+from processors.config import Clusters, Judge, Processors
+from storage.privacy import Privacy
 from storage.lake import Lake
 
 

@@ -8,7 +8,8 @@ import pytest
 
 from collector.config import ConfigError, parse_config
 from processors.clustering.merge import MERGE_COSINE
-from processors.config import DEFAULT_MERGE_COSINE, Privacy
+from processors.config import DEFAULT_MERGE_COSINE
+from storage.privacy import Privacy
 
 BASE = {
     "receivers": {"otlp": {"protocols": {"http": {"endpoint": "127.0.0.1:4318"}}}},

@@ -60,7 +60,8 @@ def judge_and_cluster(root: Path, score: float = 0.75, privacy: Any = None) -> N
 
     from otelbench.testing.judge_stub import MODEL, JudgeStub
     from processors import pipeline
-    from processors.config import Clusters, Privacy, Processors
+    from processors.config import Clusters, Processors
+    from storage.privacy import Privacy
 
     with JudgeStub(score=score) as stub:
         llm = pipeline.Llm(openai.OpenAI(base_url=stub.base_url, api_key="x", max_retries=0), MODEL, True)

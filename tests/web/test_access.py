@@ -18,7 +18,7 @@ from starlette.testclient import TestClient
 from collector.config import ApiKey
 from collector.keys import Keyring
 from otelbench.testing.agent_runs import Run, send_runs
-from processors.config import Privacy
+from storage.privacy import Privacy
 from tests.web.lakes import collector, fold, rows, runs_in
 from otelbench.testing.wait import wait_for
 from web.app import create_app

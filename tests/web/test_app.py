@@ -11,7 +11,7 @@ from starlette.testclient import TestClient
 
 from otelbench.testing.agent_runs import Run
 from otelbench.testing.collector import lake_of_runs
-from processors.config import Privacy
+from storage.privacy import Privacy
 from storage.duckdb import open_lake
 from web.app import create_app
 

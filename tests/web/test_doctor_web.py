@@ -14,7 +14,7 @@ from starlette.testclient import TestClient
 
 from otelbench.testing.agent_runs import Run, send_runs
 from otelbench.testing.wait import wait_for
-from processors.config import Privacy
+from storage.privacy import Privacy
 from storage import conventions
 from tests.web.lakes import collector, fold, runs_in
 from tests.web.test_mcp import answer, error

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from processors.config import Privacy
+from storage.privacy import Privacy
 from web.feed import HOLD_S, LEADERBOARD, MAX_HELD, SPAN_COLUMNS, Feed
 
 T = "a" * 32

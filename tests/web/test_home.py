@@ -12,7 +12,7 @@ from starlette.testclient import TestClient
 
 from otelbench.testing.agent_runs import Run
 from otelbench.testing.wait import wait_for
-from processors.config import Privacy
+from storage.privacy import Privacy
 from tests.web.lakes import collector, fold, rows, send
 from web.app import create_app
 from web.home import DEFAULT_GRPC_ENDPOINT, DEFAULT_HTTP_ENDPOINT, Receivers

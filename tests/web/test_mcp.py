@@ -21,7 +21,7 @@ from otelbench.testing.agent_runs import Run
 from otelbench.testing.failures import CORE, as_agent_runs, planted_failures
 from otelbench.testing.wait import run_async
 from otelbench.testing.serve import ROOT, serve_web
-from processors.config import Privacy
+from storage.privacy import Privacy
 from tests.web.lakes import collector, judge_and_cluster, rows, send
 from web import mcp_server
 from web.app import create_app

@@ -18,7 +18,7 @@ from bench_runner import runner, servers
 from bench_runner.hardware import probe_hardware
 from bench_runner.spans import REPLY_CHARS, BenchSpans
 from otelbench.testing.openai_stub import MARKUP_REPLY, StubServer
-from processors.config import Privacy
+from storage.privacy import Privacy
 from storage.duckdb import open_lake
 from web import models
 from web.app import create_app

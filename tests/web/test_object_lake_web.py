@@ -55,7 +55,7 @@ def test_otelbench_mcp_over_a_bucket_answers_as_over_a_folder(s3_lake: str, tmp_
     from mcp import StdioServerParameters
 
     from otelbench.testing.serve import ROOT
-    from processors.config import Privacy
+    from storage.privacy import Privacy
     from tests.web.test_mcp import answer
     from web import mcp_server
     from web.site import Site

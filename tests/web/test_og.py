@@ -17,7 +17,7 @@ from PIL import Image, ImageDraw
 from starlette.testclient import TestClient
 
 from otelbench.testing.agent_runs import Run
-from processors.config import Privacy
+from storage.privacy import Privacy
 from tests.web.lakes import collector, rows, send
 from web.app import create_app
 from web.profile import CardFigures, card_figures

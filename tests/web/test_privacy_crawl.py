@@ -34,7 +34,7 @@ from otelbench.testing.agent_runs import Run, send_runs
 from otelbench.testing.live import LiveViewer
 from otelbench.testing.serve import free_port
 from otelbench.testing.wait import wait_for
-from processors.config import Privacy
+from storage.privacy import Privacy
 from storage.queries.web import PRIVATE_AGENT
 from tests.web.lakes import collector, judge_and_cluster, rows, runs_in
 from tests.web.test_home import send_bench_run

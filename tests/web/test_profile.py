@@ -14,7 +14,7 @@ from starlette.testclient import TestClient
 
 from otelbench.testing.agent_runs import Run
 from otelbench.testing.failures import CORE, as_agent_runs, planted_failures
-from processors.config import Privacy
+from storage.privacy import Privacy
 from tests.web.lakes import collector, judge_and_cluster, rows, send
 from web.app import create_app
 from web.profile import card_figures

@@ -19,7 +19,7 @@ from starlette.testclient import TestClient
 from collector.config import ApiKey
 from collector.keys import Keyring
 from otelbench.testing.wait import run_async
-from processors.config import Privacy
+from storage.privacy import Privacy
 from tests.web.lakes import rows
 from tests.web.suite_lake import (FIGURES, FULL, HUSHED, MARKUP, OWNER, QUIET_ANSWER, QUIET_STDERR, SECRET, keys)
 from web import mcp_server, suites
