@@ -14,7 +14,7 @@ from pathlib import Path
 
 import httpx
 
-from otelbench.project_setup import detect, plan
+from otelbench.init.project import detect, plan
 from otelbench.testing.serve import ROOT, serve_web
 
 

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from otelbench import js_setup
-from otelbench.project_setup import detect, plan
+from otelbench.init import javascript as js_setup
+from otelbench.init.project import detect, plan
 from otelbench.testing.roundtrip import spans_in_view
 from otelbench.testing.serve import ROOT, serve_web
 from tests.test_init import init, tree, write

@@ -1,7 +1,6 @@
 """``otelbench init``: find the project's LLM stack and print (or, with ``--install``, do)
 the minimal setup that sends its telemetry here; ``--check`` proves the path works end to
-end. It never edits the project's files (otelbench/project_setup.py, otelbench/js_setup.py,
-otelbench/init_check.py, docs/init.md)."""
+end. It never edits the project's files (otelbench/init/, docs/init.md)."""
 
 from __future__ import annotations
 
@@ -13,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from otelbench.project_setup import Plan, Project
+    from otelbench.init.project import Plan, Project
 
 DEFAULT_ENDPOINT = "http://127.0.0.1:4318"
 DEFAULT_WEB = "http://127.0.0.1:8000"
@@ -39,8 +38,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from otelbench.init_check import check
-    from otelbench.project_setup import detect, plan
+    from otelbench.init.check import check
+    from otelbench.init.project import detect, plan
 
     if not args.folder.is_dir():
         print(f"otelbench init: {args.folder} is not a folder", file=sys.stderr)
@@ -73,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _show_install(p: Plan) -> None:
-    from otelbench.project_setup import shown
+    from otelbench.init.project import shown
 
     title = {"python": "Python", "javascript": "JavaScript"}[p.language]
     print(f"\n{title}\n\n1. install: {' '.join(pkg for pkg in p.packages if pkg not in p.present) or 'nothing to add'}")
@@ -99,7 +98,7 @@ def _install(plans: list, folder: Path) -> int:
     for p in plans:
         if not p.install:
             continue
-        from otelbench.project_setup import shown
+        from otelbench.init.project import shown
 
         print(f"\nrunning: {shown(p.install)}", flush=True)
         try:

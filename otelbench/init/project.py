@@ -18,7 +18,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from otelbench import js_setup
+from otelbench.init import javascript
 
 # Python: distribution name (as in a manifest) or top-level import -> library
 PY_LIBRARIES = {"openai": "openai", "anthropic": "anthropic", "langchain": "langchain",
@@ -34,7 +34,7 @@ PY_INSTRUMENTATIONS = {
     "crewai": "openinference-instrumentation-crewai",
 }
 PY_BASE = ("opentelemetry-distro", "opentelemetry-exporter-otlp")  # opentelemetry-instrument, OTLP exporters
-# JavaScript: otelbench/js_setup.py
+# JavaScript: otelbench/init/javascript.py
 # lock file -> package manager (the first found wins)
 PY_MANAGERS = (("uv.lock", "uv"), ("poetry.lock", "poetry"), ("pdm.lock", "pdm"), ("Pipfile.lock", "pipenv"),
                ("Pipfile", "pipenv"))
@@ -96,10 +96,10 @@ def detect(folder: Path) -> Project:
             _saw(p.libraries, PY_LIBRARIES.get(a or b), str(module.relative_to(folder)))
     if (folder / "package.json").is_file():
         p.javascript = True
-        p.js_dependencies = js_setup.dependencies(folder)
+        p.js_dependencies = javascript.dependencies(folder)
         for dep in p.js_dependencies:
-            if dep in js_setup.JS_LIBRARIES:
-                _saw(p.js_libraries, js_setup.JS_LIBRARIES[dep], f"package.json ({dep})")
+            if dep in javascript.JS_LIBRARIES:
+                _saw(p.js_libraries, javascript.JS_LIBRARIES[dep], f"package.json ({dep})")
     p.python_manager = next((m for lock, m in PY_MANAGERS if (folder / lock).exists()), "pip") if p.python else None
     p.js_manager = next((m for lock, m in JS_MANAGERS if (folder / lock).exists()), "npm") if p.javascript else None
     return p
@@ -194,18 +194,18 @@ def _install(manager: str, packages: list[str], python: str) -> list[str]:
 def _js_plan(p: Project, env: dict[str, str], *, endpoint: str, key: str | None, agent: str, python: str) -> Plan:
     """The packages the project lacks, the code for each stack at the version it has."""
     libraries = set(p.js_libraries)
-    versions = {dep: js_setup.version(p.folder, dep, p.js_dependencies.get(dep))
-                for dep in js_setup.JS_LIBRARIES if dep in p.js_dependencies}
+    versions = {dep: javascript.version(p.folder, dep, p.js_dependencies.get(dep))
+                for dep in javascript.JS_LIBRARIES if dep in p.js_dependencies}
     ai = versions.get("ai", ("", None))[1]
-    needed = js_setup.packages(libraries, ai)
+    needed = javascript.packages(libraries, ai)
     missing = [pkg for pkg in needed if pkg not in p.js_dependencies]
     headers = {k: v for k, v in (("x-bench-key", key), ("x-bench-agent", agent)) if v}
-    specs = js_setup.install_specs(missing, versions.get("@mastra/core", ("", None))[1])
+    specs = javascript.install_specs(missing, versions.get("@mastra/core", ("", None))[1])
     return Plan(needed, _install(p.js_manager or "npm", specs, python) if missing else None, env,
-                js_setup.snippet(libraries, ai, agent=agent, endpoint=endpoint, headers=headers),
-                js_setup.run_line(libraries), js_setup.notes(libraries, versions, agent), language="javascript",
+                javascript.snippet(libraries, ai, agent=agent, endpoint=endpoint, headers=headers),
+                javascript.run_line(libraries), javascript.notes(libraries, versions, agent), language="javascript",
                 present=[pkg for pkg in needed if pkg in p.js_dependencies],
-                imports=js_setup.exports(needed, ai, libraries))
+                imports=javascript.exports(needed, ai, libraries))
 
 
 def _py_notes(p: Project) -> list[str]:

@@ -19,7 +19,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SpanExportResult
 
-from otelbench.project_setup import Plan, shown
+from otelbench.init.project import Plan, shown
 
 WEB_TIMEOUT_S = 30.0
 NODE_TIMEOUT_S = 60.0  # the export alone retries for up to 10 s
