@@ -21,9 +21,9 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from storage.process import Child
 from collector.state import SharedState
 from storage import is_remote, process
+from storage.process import Child
 
 if TYPE_CHECKING:
     from exporters.config import Compaction

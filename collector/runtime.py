@@ -23,13 +23,13 @@ from typing import Any, Callable
 import uvicorn
 
 from collector import flusher, wal
-from storage.process import Child
 from collector.keys import Keyring
 from collector.config import Config
 from collector.service import Ingest
 from collector.state import SharedState
 from collector.telemetry import Telemetry
 from storage import is_remote
+from storage.process import Child
 
 log = logging.getLogger("otelbench.collector")
 
