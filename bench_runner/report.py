@@ -20,7 +20,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from bench_runner.servers import model_label
+from storage.labels import model_label
 from bench_runner.tables import Column, fitting_tables
 
 HEADLINE_CASE = "medium-200"

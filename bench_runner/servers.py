@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 
+
 TIMEOUT_S = 5.0
 LOAD_TIMEOUT_S = 300.0  # a router loading a model from disk
 LOAD_POLL_S = 0.2
@@ -55,12 +56,6 @@ class ServerInfo:
         one (a router), else the server's paths (a single-model server's one file)."""
         own = tuple(m.path for m in self.models if m.id == model and m.path)
         return own or self.model_paths
-
-
-def model_label(model_id: str) -> str:
-    """A model as a person reads it: llama-cpp-python names a model by its GGUF's path, whose
-    file name says which; any other id (``Qwen/Qwen2.5-7B``, ``llama3.1:8b``) as it is."""
-    return model_id.rsplit("/", 1)[-1] if model_id.startswith("/") else model_id
 
 
 def root_url(base_url: str) -> str:

@@ -20,9 +20,9 @@ from __future__ import annotations
 from typing import Any
 
 from bench_runner.agent_suite import Case
-from bench_runner.servers import model_label
 from bench_runner.suite_run import JudgeUnavailable, case_input_text
 from bench_runner.suites import Verdict
+from storage.labels import model_label
 
 PASS_SCORE = 0.5
 MAX_ANSWER_CHARS = 4000

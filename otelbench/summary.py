@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich import box
 from rich.console import Console
 
-from bench_runner.servers import model_label
+from storage.labels import model_label
 from bench_runner.tables import Column, fitting_tables
 from storage.queries import reports
 from storage.duckdb import open_lake

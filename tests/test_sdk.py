@@ -72,7 +72,7 @@ def test_a_task_is_an_agent_run_with_its_input_output_cost_and_log(collector) ->
     log = sql(lake, "SELECT count(*) FROM spans WHERE span_type = 'agent'")  # the log line is an event of it
     assert log == [(1,)]
     # the web (through the runs rollup) shows it as reported cost
-    from web.profile import profile
+    from web.pages.agent import profile
     from web.site import Site
 
     cost = profile(Site(lake, refresh_s=0), "searcher", "")["cost"]

@@ -1,7 +1,6 @@
 """The read-only web UI: one route table, jinja2 pages (autoescape on) and a JSON twin for
-every page (``/api/...``), all answering from ``web.site.Site`` (which reads
-``storage/queries/web.py`` through the lake's read gateway), for models and benchmarks
-``web.models`` (``storage/queries/web_models.py``), and the live dashboard's WebSockets
+every page (``/api/...``), each the same page function of web/pages/ over the ``Site``
+(web/site.py) as the request's reader sees it, and the live dashboard's WebSockets
 (``web.live``). Only GET and HEAD (and the WebSocket); nothing a visitor sends changes
 data. Routes and what each shows: docs/web.md.
 """
@@ -13,7 +12,6 @@ import hashlib
 import threading
 import time
 from collections import OrderedDict
-from urllib.parse import quote, urlencode
 from pathlib import Path
 from collections.abc import Sequence
 from typing import Any, AsyncIterator, Callable
@@ -28,21 +26,25 @@ from starlette.routing import Route, WebSocketRoute
 
 from storage.privacy import Privacy
 from storage.values import json_value
-from web import models
 from web import doctor, live, mcp_server
-from web.access import MAX_LINK_TTL_S, Access, Denied, key_of
-from web.badge import badge, badge_value
+from web.access import Access, Denied, key_of
+from web.badge import BADGE_METRICS, badge
 from web.charts import duration
-from web.home import Receivers, overview
-from web.profile import card_figures, profile, profile_charts
-from web.share import ShareImages
-from web.text import message_text
+from web.errors import BadRequest, NotFound
+from web.home import Receivers
 from web.http import SECURITY_HEADERS, RouteMetrics, SecurityHeaders
-from web.site import BADGE_METRICS, SORTS, WINDOWS, BadRequest, NotFound, Site, choice
+from web.pages import agent as agent_page
+from web.pages import benchmarks, embeds, models, run
+from web.pages import compare as compare_page
+from web.pages import home as home_page
+from web.pages import leaderboard as leaderboard_page
+from web.pages.doctor import doctor as doctor_report
+from web.share import ShareImages
+from web.site import WINDOWS, Site
+from web.text import message_text, visible
 
 TEMPLATES = Path(__file__).parent / "templates"
 LIVE_JS = Path(__file__).parent / "static" / "live.js"
-EMBED_SIZES = ("sm", "md", "lg")
 SIGNED_ROUTES = ("/embed/", "/badge/", "/og/")  # where a signed link may stand in for a key
 KEPT_BODIES = 64  # home and leaderboard bodies kept per rollup version (≈ 80 KB each for 200 agents)
 
@@ -50,7 +52,7 @@ KEPT_BODIES = 64  # home and leaderboard bodies kept per rollup version (≈ 80 
 def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers: Receivers | None = None, *,
                refresh_s: float = 2.0, figures_every_s: float = Site.FIGURES_EVERY_S,
                live_spans: live.Source | None = None, mcp_hosts: Sequence[str] = (),
-               keyring: Any = None) -> Starlette:
+               keyring: Any = None, clock: Callable[[], float] = time.time) -> Starlette:
     """``receivers``: the collector's OTLP endpoints the home page tells SDKs to use (the
     config's, when started with one; else the defaults). ``refresh_s``: how often the
     rollups are checked for new lake files; ``figures_every_s``: the least time between two
@@ -59,15 +61,16 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
     ``collector.tail``); by default the lake's new files. ``mcp_hosts``: Host headers the
     MCP endpoint (``/mcp``) accepts besides loopback ones (``web.mcp_hosts``). ``keyring``:
     the configured keys (``collector.keys.Keyring`` of ``receivers.otlp.auth.keys``), whose
-    ``read`` ones see what their grants name beyond public data (web/access.py)."""
+    ``read`` ones see what their grants name beyond public data (web/access.py).
+    ``clock``: the time signed links are made and checked by (seconds since the epoch)."""
     site = Site(lake_root, privacy, refresh_s=refresh_s, figures_every_s=figures_every_s)
-    access = Access(site.privacy, keyring)
+    access = Access(site.privacy, keyring, clock=clock)
     receivers = receivers or Receivers()
     share_images = ShareImages()
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(default=True))
     env.filters["duration"] = duration  # milliseconds as people read them: 40 ms, 1.83 s
     env.filters["message_text"] = message_text  # a task or answer (JSON messages) as its text
-    env.filters["visible"] = models.visible
+    env.filters["visible"] = visible
     metrics = RouteMetrics()
     hub = live.hub(site, lake_root, live_spans)
     live_js = LIVE_JS.read_bytes()
@@ -136,41 +139,38 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
         handler.__name__ = f"api_{data.__name__}"
         return handler
 
-    # -- the data behind each page --------------------------------------------------------
+    # -- the data behind each page (web/pages/), as this request's reader may see it --------
 
     def leaderboard_data(request: Request) -> dict[str, Any]:
-        if choice(request.query_params, "tab", models.LEADERBOARD_TABS, "agents") == "models":
-            return models.leaderboard(site_of(request), request.query_params)
-        return {"tab": "agents", "evidence": models.TELEMETRY, **site_of(request).leaderboard(request.query_params)}
+        return leaderboard_page.leaderboard(site_of(request), request.query_params)
 
     def profile_data(request: Request) -> dict[str, Any]:
-        return profile(site_of(request), request.path_params["name"], str(request.base_url))
+        return agent_page.profile(site_of(request), request.path_params["name"], str(request.base_url))
 
     def home_data(request: Request) -> dict[str, Any]:
-        return {**overview(site_of(request), receivers, request.url.hostname or "127.0.0.1"),
-                "board": site_of(request).leaderboard(request.query_params)}
+        return home_page.home(site_of(request), receivers, request.url.hostname or "127.0.0.1", request.query_params)
 
     def insights_data(request: Request) -> dict[str, Any]:
-        return site_of(request).insights(request.path_params["name"])
+        return agent_page.insights(site_of(request), request.path_params["name"])
 
     def run_data(request: Request) -> dict[str, Any]:
-        return site_of(request).run(request.path_params["trace_id"])
+        return run.run(site_of(request), request.path_params["trace_id"])
 
     def compare_data(request: Request) -> dict[str, Any]:
-        a, b = models.vs_names(request.scope.get("raw_path") or request.url.path.encode())
-        return models.versus(site_of(request), a, b, request.query_params)
+        a, b = compare_page.vs_names(request.scope.get("raw_path") or request.url.path.encode())
+        return compare_page.versus(site_of(request), a, b, request.query_params)
 
     def model_data(request: Request) -> dict[str, Any]:
         return models.model(site_of(request), request.path_params["name"])
 
     def doctor_data(request: Request) -> dict[str, Any]:
-        return doctor.for_site(site_of(request), request.query_params)
+        return doctor_report(site_of(request), request.query_params)
 
     def benchmarks_data(request: Request) -> dict[str, Any]:
-        return models.benchmarks(site_of(request))
+        return benchmarks.benchmarks(site_of(request))
 
     def benchmark_data(request: Request) -> dict[str, Any]:
-        return models.benchmark(site_of(request), request.path_params["suite"])
+        return benchmarks.benchmark(site_of(request), request.path_params["suite"])
 
     # -- pages ------------------------------------------------------------------------------
 
@@ -181,14 +181,15 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
         def build() -> str:
             board = leaderboard_data(request)
             if board["tab"] == "models":
-                return env.get_template("leaderboard_models.html").render(board=board, sorts=models.MODEL_SORTS)
-            return env.get_template("leaderboard.html").render(board=board, sorts=SORTS, windows=WINDOWS)
+                return env.get_template("leaderboard_models.html").render(board=board, sorts=models.SORTS)
+            return env.get_template("leaderboard.html").render(board=board, sorts=leaderboard_page.SORTS,
+                                                               windows=WINDOWS)
 
         return HTMLResponse(kept(request, build))
 
     def agent(request: Request) -> Response:
         data = profile_data(request)
-        return page("agent.html", data=data, metrics=BADGE_METRICS, charts=profile_charts(data))
+        return page("agent.html", data=data, metrics=BADGE_METRICS, charts=agent_page.profile_charts(data))
 
     def run_page(request: Request) -> Response:
         return page("run.html", data=run_data(request))
@@ -211,47 +212,37 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
         return page("agent_suite.html" if data["kind"] == "agent" else "benchmark.html", data=data)
 
     def embed(request: Request) -> Response:
-        size = choice(request.query_params, "size", EMBED_SIZES, "md")
-        theme = choice(request.query_params, "theme", ("light", "dark"), "light")
-        response = page("embed.html", data=site_of(request).agent(request.path_params["name"], recent=False), size=size,
-                        theme=theme)
+        response = page("embed.html", **embeds.embed(site_of(request), request.path_params["name"],
+                                                     request.query_params))
         # the one route other sites may frame
         response.headers["Content-Security-Policy"] = SECURITY_HEADERS["Content-Security-Policy"].replace(
             "frame-ancestors 'none'", "frame-ancestors *")
         return response
 
     def badge_svg(request: Request) -> Response:
-        metric = choice(request.query_params, "metric", BADGE_METRICS, "success")
-        figures = site_of(request).figures("all").get(request.path_params["name"])  # None: unknown or private
-        label, value, color = badge_value(figures, metric) if figures else ("agent", "not found", "none")
+        viewer = site_of(request)
+        label, value, color = embeds.badge(viewer, request.path_params["name"], request.query_params)
 
         def drawn() -> tuple[str, str]:
             svg = badge(label, value, color)
             return svg, hashlib.sha256(svg.encode()).hexdigest()[:16]
 
-        svg, etag = site_of(request).cached(("badge", label, value, color), drawn, version=0)  # its text alone decides it
+        svg, etag = viewer.cached(("badge", label, value, color), drawn, version=0)  # its text alone decides it
         return _conditional(request, svg, "image/svg+xml", etag, 60)
 
     def share_image(request: Request) -> Response:
-        key, png = share_images.get(card_figures(site_of(request), request.path_params["name"]))
+        key, png = share_images.get(embeds.card_figures(site_of(request), request.path_params["name"]))
         return _conditional(request, png, "image/png", key, 300)
 
     def signed_links(request: Request) -> dict[str, Any]:
         """Links to an agent's embed, badge and share image that work without the key for
-        ``ttl`` seconds: for a private agent this read key may see, put in another page."""
+        ``ttl`` seconds (web/pages/embeds.py)."""
         key = key_of(request.headers)
         if not key:
             raise Denied("a read key is needed (X-Bench-Key or Authorization: Bearer) to sign links")
-        name = request.path_params["name"]
-        ttl = request.query_params.get("ttl", "3600")
-        if not ttl.isdigit() or not 1 <= int(ttl) <= MAX_LINK_TTL_S:
-            raise BadRequest(f"ttl must be 1 to {MAX_LINK_TTL_S} seconds, got {ttl!r}")
-        if name not in site_of(request).figures("all"):
-            raise NotFound(f"no agent named {name!r}")
-        query = urlencode(access.sign(key, name, int(ttl)))
-        base, path = str(request.base_url).rstrip("/"), quote(name, safe="")
-        return {"agent": name, "expires_in_s": int(ttl), "embed": f"{base}/embed/{path}?{query}",
-                "badge": f"{base}/badge/{path}.svg?{query}", "image": f"{base}/og/{path}.png?{query}"}
+        ttl = embeds.link_ttl(request.query_params)
+        return embeds.signed_links(site_of(request), access, key, request.path_params["name"], ttl,
+                                   str(request.base_url))
 
     def healthz(request: Request) -> Response:
         return JSONResponse({"ok": True})
@@ -277,7 +268,7 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
         get("/agents/{name:path}", agent),
         get("/runs/{trace_id}", run_page),
         get("/embed/{name:path}", embed),
-        get("/vs/{pair:path}", compare),  # two names, a '/' inside one written %2F (web.models.vs_names)
+        get("/vs/{pair:path}", compare),  # two names, a '/' inside one written %2F (web/pages/compare.py)
         get("/models/{name:path}", model_page),
         get("/benchmarks", benchmarks_page),
         get("/doctor", doctor_page),

@@ -10,6 +10,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+BADGE_METRICS = ("success", "runs", "score", "cost", "latency")  # what ``badge_value`` shows
 GREY = "#9f9f9f"
 COLORS = {"good": "#4c1", "ok": "#dfb317", "bad": "#e05d44", "info": "#007ec6", "none": GREY}
 
@@ -40,7 +41,7 @@ def badge(label: str, value: str, color: str = "info") -> str:
 
 
 def badge_value(figures: dict[str, Any], metric: str) -> tuple[str, str, str]:
-    """(label, value, colour) of an agent's figure ``metric`` (site.BADGE_METRICS)."""
+    """(label, value, colour) of an agent's figure ``metric`` (BADGE_METRICS)."""
     if metric == "runs":
         return "runs", f"{figures['runs']:,}", "info"
     if metric == "success":

@@ -5,8 +5,8 @@ per attribute key, per log scope, and the runs per agent) into one report, pure:
 service, its scopes (the conventions they speak, the semconv version, the share of llm
 calls with each GenAI field, the deprecated keys still sent, the keys no mapping reads)
 and its runs' shares, each gap a *finding* with the fix from ``web.doctor_fixes``.
-``read`` runs the statements (the rollups when built, else the views) for a site or a
-plain gateway. docs/doctor.md says how to read it.
+``read`` runs the statements (the rollups when built, else the views) for a site
+(web/pages/doctor.py) or a plain gateway. docs/doctor.md says how to read it.
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from typing import Any, Callable
 from normalize import coverage
 from storage import conventions as rollup
 from storage import rollups
+from storage.queries import bind
 from storage.queries import conventions as sql
 from storage.queries.rollups import RUNS_CTE
 from storage.queries.views import BENCH_SERVICE, JUDGE_SERVICE
 from web.doctor_fixes import fix
-from web.site import BadRequest, NotFound
 
 TOP_KEYS = 10  # "not read" keys listed per scope
 WINDOW = re.compile(r"^(\d+)([hdw])$")
@@ -90,25 +90,9 @@ def read(lake_root: Any, rows: Callable[..., list[dict[str, Any]]], window: str,
                   source=source, agent=agent)
 
 
-def for_site(site: Any, params: Any) -> dict[str, Any]:
-    """The report as the web and MCP give it: ``since`` (default 7d), ``service`` and
-    ``agent`` from ``params``; through ``site.rows``, so what the reader may not see
-    (web/access.py) is left out, and a private or unknown agent is not found."""
-    agent = params.get("agent") or None
-    if agent is not None and agent not in site.figures("all"):
-        raise NotFound(f"no agent named {agent!r}")
-    try:
-        return read(site.lake_root, site.rows, params.get("since") or DEFAULT_WINDOW,
-                    service=params.get("service") or None, agent=agent)
-    except BadWindow as exc:
-        raise BadRequest(str(exc)) from exc
-
-
 def gateway_rows(gateway: Any) -> Callable[..., list[dict[str, Any]]]:
     """``rows`` over a plain gateway, hiding nothing (the lake's owner: ``otelbench doctor``)."""
     def run(statement: str, **params: Any) -> list[dict[str, Any]]:
-        from storage.queries import bind
-
         params = {"private_agents": [], "private_owners": [], **params}
         # no time limit: a lake without the rollup is one scan of every span (docs/performance.md)
         result = gateway.query(statement, bind(statement, params), max_rows=None, timeout_s=None)

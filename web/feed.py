@@ -47,6 +47,8 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
+from storage.agents import resolve
+from storage.labels import model_label
 from storage.privacy import Privacy
 
 LEADERBOARD = "leaderboard"
@@ -211,7 +213,7 @@ class Feed:
                 continue
             self.counts["scores"] += 1
             msg = {"type": "score", "agent": agent, "trace_id": r["trace_id"], "score": r["score"],
-                   "judge_model": r["judge_model"], "judged_at_ms": _ms(r["judged_at"])}
+                   "judge_model": _label(r["judge_model"]), "judged_at_ms": _ms(r["judged_at"])}
             out += [(agent_topic(agent), msg), (LEADERBOARD, msg)]
         return out
 
@@ -228,7 +230,6 @@ class Feed:
 def _lake_agents(rows: Sequence[dict[str, Any]]) -> list[str | None]:
     """Each row's agent by the lake's rule (``storage.agents.resolve``) over this batch
     alone: None where its chain of parents leaves the batch before naming one."""
-    from storage.agents import resolve
 
     def column(name: str) -> pa.Array:
         return pa.array([r.get(name) for r in rows], pa.string())
@@ -248,7 +249,8 @@ def span_message(r: dict[str, Any], agent: str, hidden: bool, unnamed: bool = Fa
         "type": "span", "agent": agent, "trace_id": r["trace_id"], "span_id": r["span_id"],
         "parent_span_id": r["parent_span_id"], "name": UNATTRIBUTED if unnamed else _clip(r["name"]),
         "span_type": r["span_type"], "status": r["status_code"], "start_ms": None if start is None else start // 1000,
-        "duration_ms": r["duration_ms"], "model": None if unnamed else _clip(r["response_model"] or r["request_model"]),
+        "duration_ms": r["duration_ms"],
+        "model": None if unnamed else _clip(_label(r["response_model"] or r["request_model"])),
         "tool": None if unnamed else _clip(r["tool_name"]), "input_tokens": r["input_tokens"],
         "output_tokens": r["output_tokens"], "cost_usd": r["cost_usd"],
         # error texts quote what the agent was given: never for hide_io
@@ -294,3 +296,8 @@ def _ms(v: Any) -> int | None:
 
 def _clip(s: Any) -> Any:
     return s[:MAX_TEXT] if isinstance(s, str) else s
+
+
+def _label(model: str | None) -> str | None:
+    """A model as the pages name it (``model_label``: a GGUF path as its file name)."""
+    return model_label(model) if model else model

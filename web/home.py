@@ -1,5 +1,5 @@
-"""The home page: what this instance holds, how to point an OpenTelemetry SDK at its
-collector, and the latest runs.
+"""How the home page tells an OpenTelemetry SDK to reach this instance's collector: its
+OTLP receivers (``Receivers``, handed in by whoever starts the web) and the lines to run.
 
 The collector's endpoints come from the config the web was started with (``otelbench web
 --config``, ``otelbench serve``), else the collector's defaults. A receiver bound to every
@@ -11,13 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from web.site import Site
-
 # The collector's defaults (collector/__init__.py): the web does not import the collector,
 # tests/web/test_home.py checks that these agree.
 DEFAULT_HTTP_ENDPOINT = "127.0.0.1:4318"
 DEFAULT_GRPC_ENDPOINT = "127.0.0.1:4317"
-RECENT_RUNS = 15
 _ANY_HOST = ("", "0.0.0.0", "::", "[::]")
 
 
@@ -54,12 +51,3 @@ def sdk_setup(receivers: Receivers, visitor_host: str) -> list[dict[str, Any]]:
                    + "node --require @opentelemetry/auto-instrumentations-node/register my_agent.js"),
         })
     return out
-
-
-def overview(site: Site, receivers: Receivers, visitor_host: str) -> dict[str, Any]:
-    """Everything ``/`` shows: counts over visible runs only, and the latest visible runs
-    with no input or output (whatever an agent's ``hide_io``)."""
-    from storage.queries import web as q
-
-    return {"instance": site.rows(q.INSTANCE)[0], "setup": sdk_setup(receivers, visitor_host),
-            "recent_runs": site.rows(q.RECENT_ACTIVITY, limit=RECENT_RUNS)}

@@ -37,9 +37,13 @@ from starlette.responses import JSONResponse
 from starlette.websockets import WebSocket
 
 from storage.privacy import Privacy
+from storage.queries import live as q
+from storage.tail import NewRows
 from web.access import Access, Denied
+from web.errors import NotFound
 from web.feed import LAKE_SPAN_COLUMNS, LEADERBOARD, SCORE_COLUMNS, Feed, Out, agent_topic
-from web.site import NotFound, Site
+from web.pages.agent import agent
+from web.site import Site
 
 log = logging.getLogger("otelbench.web.live")
 
@@ -283,9 +287,6 @@ class Pump:
 def hub(site: Site, lake_root: str | Path, spans: Source | None = None) -> Hub:
     """The web's live feed: spans from ``spans`` (else the lake's new span files), scores
     from the lake's new ``evals`` commits, privacy as the site applies it to each reader."""
-    from storage.queries import live as q
-    from storage.tail import NewRows
-
     def private_traces(trace_ids: list[str], privacy: Privacy) -> frozenset[str]:
         return frozenset(r["trace_id"] for r in site.viewing(privacy).rows(q.PRIVATE_OWNER_TRACES, trace_ids=trace_ids))
 
@@ -319,7 +320,7 @@ def leaderboard_endpoint(hub: Hub, access: Access) -> Callable[[WebSocket], Any]
 
 
 class KnownAgents:
-    """Whether a name may be watched — an agent the profile page shows (``Site.agent``; a
+    """Whether a name may be watched — an agent the profile page shows (web/pages/agent.py; a
     private one is unknown) — remembered ``KNOWN_TTL_S`` for at most ``KNOWN_MAX`` names,
     so a thousand viewers opening one profile cost one lookup, not a thousand (a lookup
     is three queries: ~50 ms on a small lake), per reading (a read key's grants may show
@@ -337,7 +338,7 @@ class KnownAgents:
         if hit is not None and hit[1] > now:
             return hit[0]
         try:
-            (self.site if privacy is None else self.site.viewing(privacy)).agent(name, recent=False)
+            agent(self.site if privacy is None else self.site.viewing(privacy), name, recent=False)
             why = None
         except NotFound as exc:
             why = str(exc)
@@ -360,7 +361,7 @@ def agent_endpoint(hub: Hub, site: Site, access: Access) -> Callable[[WebSocket]
             await _refuse(ws, 401, str(exc))
             return
         why = await run_in_threadpool(known.refusal, name, privacy)
-        if why is not None:  # a private agent is refused exactly as an unknown one: Site applies privacy
+        if why is not None:  # a private agent is refused exactly as an unknown one: its statements apply privacy
             hub.counts["refused_not_found"] += 1
             await _refuse(ws, 404, why)
             return

@@ -2,8 +2,8 @@
 to look agents, runs, models and benchmarks up, built with the official ``mcp`` SDK.
 
 Served at ``/mcp`` by the web app (streamable HTTP, ``web.app``) and over stdio by
-``otelbench mcp``. Every tool answers from the web's own data layer (``web.site.Site``,
-``web.models``), so an assistant reads the same numbers as the pages and their JSON
+``otelbench mcp``. Every tool answers from the page functions (web/pages/) over the
+web's ``Site``, so an assistant reads the same numbers as the pages and their JSON
 twins, under the same ``privacy:`` rules (a private agent is as absent as an unknown one).
 Each answer says what its figures are: ``self-reported telemetry`` (what agents sent) or
 ``benchmark evidence`` (what the bench runner measured). Bad arguments and unknown names
@@ -12,16 +12,27 @@ are tool errors with a message saying what was wrong, never a stack trace. docs/
 
 from __future__ import annotations
 
+import functools
+import logging
 from typing import Annotated, Any, Literal
+from urllib.parse import quote
 
-from mcp.server.mcpserver import Context
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from storage.values import json_value
-from web import doctor, models
 from web.access import Access, Denied
-from web.profile import profile
-from web.site import SORTS, WINDOWS, BadRequest, NotFound, Site
+from web.errors import BadRequest, NotFound
+from web.pages import TELEMETRY, benchmarks, models
+from web.pages import compare as compare_page
+from web.pages.agent import profile, recent_failures
+from web.pages.doctor import doctor
+from web.pages.leaderboard import SORTS, agent_board
+from web.pages.run import run
+from web.site import WINDOWS, Site
 
 PATH = "/mcp"  # where the web app serves it
 TEXT_CHARS = 500  # of a task, an answer, a message or an attribute value in an answer
@@ -54,8 +65,6 @@ def build(site: Site, base_url: str | None = None, access: Access | None = None,
         if key and not headers:
             headers = {"x-bench-key": key}
         return site.viewing(access.privacy_of({k.lower(): v for k, v in headers.items()}))
-    from mcp.server.mcpserver import MCPServer
-    from mcp.types import ToolAnnotations
 
     server = MCPServer("otelbench", instructions=INSTRUCTIONS, log_level="WARNING")
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
@@ -65,8 +74,6 @@ def build(site: Site, base_url: str | None = None, access: Access | None = None,
         return server.tool(annotations=read_only, structured_output=True)(_answering(fn))
 
     def link(path: str) -> str:
-        from urllib.parse import quote
-
         return f"{(base_url or '').rstrip('/')}{quote(path)}"
 
     @tool
@@ -80,11 +87,11 @@ def build(site: Site, base_url: str | None = None, access: Access | None = None,
         """Find agents by name and rank them by runs, success rate, mean judge score, cost
         per run or latency (p50), over a time window: the leaderboard. Figures are
         self-reported telemetry."""
-        board = seen(ctx).leaderboard({"sort": sort, "window": window})
+        board = agent_board(seen(ctx), {"sort": sort, "window": window})
         wanted = query.casefold()
         found = [{**a, "ranked": ranked} for ranked, rows in ((True, board["agents"]), (False, board["unranked"]))
                  for a in rows if wanted in a["agent"].casefold()]
-        return {"evidence": models.TELEMETRY, "window": window, "sort": sort,
+        return {"evidence": TELEMETRY, "window": window, "sort": sort,
                 "min_runs_ranked": board["min_runs_ranked"], "matched": len(found),
                 "agents": [_agent_line(a, link(f"/agents/{a['agent']}")) for a in found[:limit]]}
 
@@ -96,8 +103,8 @@ def build(site: Site, base_url: str | None = None, access: Access | None = None,
         failures, and its recurring failure clusters with descriptions and sizes."""
         reader = seen(ctx)
         data = profile(reader, name, base_url or "")
-        failures = reader.recent_failures(name, RECENT)
-        return {"evidence": models.TELEMETRY, "agent": _agent_line(data["agent"], link(f"/agents/{name}")),
+        failures = recent_failures(reader, name, RECENT)
+        return {"evidence": TELEMETRY, "agent": _agent_line(data["agent"], link(f"/agents/{name}")),
                 "cost": data["cost"], "latency": {k: data["latency"][k] for k in ("p50_ms", "p95_ms")},
                 "io_hidden": data["io_hidden"],
                 "recent_runs": [_clip(r) for r in data["recent_runs"][:RECENT]],
@@ -113,9 +120,9 @@ def build(site: Site, base_url: str | None = None, access: Access | None = None,
         reasoning, its failure cluster, and its spans in start order (LLM calls, tool
         calls) with their messages, each LLM call with the tool calls it asked for (their
         arguments and results), texts shortened."""
-        data = seen(ctx).run(trace_id)
+        data = run(seen(ctx), trace_id)
         spans = data["spans"]
-        return {"evidence": models.TELEMETRY, "run": _clip(data["run"]), "link": link(f"/runs/{trace_id}"),
+        return {"evidence": TELEMETRY, "run": _clip(data["run"]), "link": link(f"/runs/{trace_id}"),
                 "eval": _clip(data["eval"]) if data["eval"] else None, "cluster": data["cluster"],
                 "io_hidden": data["io_hidden"], "spans_shown": min(len(spans), MAX_SPANS), "spans": len(spans),
                 "span_list": [{**_clip(s), "tool_calls": [_clip(t) for t in s["tool_calls"]]} for s in spans[:MAX_SPANS]],
@@ -127,10 +134,11 @@ def build(site: Site, base_url: str | None = None, access: Access | None = None,
         agent suites (``agent_suites``): per suite version, each agent's latest complete
         run — pass rate with its Wilson 95% interval, trials, cost, latency. What the bench
         runner measured on fixed tasks (benchmark evidence, never mixed with telemetry)."""
-        return models.benchmarks(seen(ctx))
+        return benchmarks.benchmarks(seen(ctx))
 
     @tool
-    def get_model(name: Annotated[str, Field(description="the model's exact name, as benchmarked")],
+    def get_model(name: Annotated[str, Field(description="the model's exact name as the pages show it (a GGUF "
+                                                               "model: its file name)")],
                   ctx: Context = None) -> dict[str, Any]:
         """One benchmarked model: its bench runs across machines — speed (time to first
         token, decode and prefill tokens/s), every ability and agent-fitness test with its
@@ -145,7 +153,7 @@ def build(site: Site, base_url: str | None = None, access: Access | None = None,
                 ctx: Context = None) -> dict[str, Any]:
         """Two agents (or two models) side by side: each figure, and which one is better on
         each line where that can be said."""
-        return models.versus(seen(ctx), a, b, {"kind": kind})
+        return compare_page.versus(seen(ctx), a, b, {"kind": kind})
 
     @tool
     def get_instrumentation_report(
@@ -159,7 +167,7 @@ def build(site: Site, base_url: str | None = None, access: Access | None = None,
         share of runs and llm calls with an agent name, input, output, models, tokens, cost
         and messages, deprecated attributes and attribute keys nothing reads (keys and
         counts, never values); each gap with the setting that closes it."""
-        return doctor.for_site(seen(ctx), {"agent": agent, "service": service, "since": since})
+        return doctor(seen(ctx), {"agent": agent, "service": service, "since": since})
 
     return server
 
@@ -168,10 +176,6 @@ def _answering(fn: Any) -> Any:
     """``fn`` with its answer made JSON (dates as ISO text) and its failures as tool errors
     with a message: what was not found or what argument was wrong; anything else says the
     lake could not answer, without internals."""
-    import functools
-
-    from mcp.server.mcpserver.exceptions import ToolError
-
     @functools.wraps(fn)
     def answer(*args: Any, **kwargs: Any) -> dict[str, Any]:
         try:
@@ -179,8 +183,6 @@ def _answering(fn: Any) -> Any:
         except (NotFound, BadRequest, Denied) as exc:
             raise ToolError(str(exc)) from None
         except Exception as exc:  # noqa: BLE001 - an assistant gets a message, the log the rest
-            import logging
-
             logging.getLogger(__name__).warning("MCP tool %s failed: %r", fn.__name__, exc)
             raise ToolError(f"{fn.__name__} failed: the lake could not answer ({type(exc).__name__})") from None
 
@@ -207,8 +209,6 @@ def http_app(server: Any, hosts: Any = ()) -> Any:
     """``server`` over streamable HTTP at ``PATH``, stateless, JSON answers: an ASGI app for
     the web app's route there (whose lifespan must run ``server.session_manager.run()``).
     Host headers other than loopback ones (DNS-rebinding protection) must be in ``hosts``."""
-    from mcp.server.transport_security import TransportSecuritySettings
-
     loopback = ["127.0.0.1", "localhost", "[::1]"]
     allowed = [h for name in [*loopback, *hosts] for h in (name, f"{name}:*")]
     security = TransportSecuritySettings(allowed_hosts=allowed,

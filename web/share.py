@@ -19,13 +19,12 @@ import json
 import re
 import threading
 from collections import OrderedDict
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from web.charts import duration
-from web.profile import CardFigures
 
 if TYPE_CHECKING:
     from PIL.ImageDraw import ImageDraw
@@ -41,6 +40,20 @@ MARGIN = 72
 BG, INK, MUTED, LINE, FILL = "#0f172a", "#f8fafc", "#94a3b8", "#38bdf8", "#1e3a5f"
 GOOD, OK, BAD = "#4ade80", "#facc15", "#f87171"
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+@dataclass(frozen=True)
+class CardFigures:
+    """What the share image draws (web/pages/embeds.py reads them); equal figures draw the
+    same image (its cache key)."""
+
+    agent: str
+    runs: int
+    success_rate: float | None
+    score: float | None
+    p50_ms: float | None
+    unit: str
+    series: tuple[int, ...]  # runs per unit, oldest first
 
 
 @lru_cache(maxsize=None)

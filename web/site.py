@@ -1,49 +1,37 @@
-"""What each page shows, as plain data: the web's one reader of the lake. Every page and
-its JSON twin (and, later, MCP) answer from these methods, which answer from the
-statements of ``storage/queries/web.py`` through the lake's read gateway; privacy
-(``privacy:``) is applied in those statements and, for ``hide_io``, here.
+"""The lake as the web sees it, shared by every page: one read gateway, the rollups and
+their refresher, the answers cached per rollup version, and the reader's privacy.
+
+The pages themselves are functions over a ``Site`` (web/pages/): each reads through
+``rows`` the statements of ``storage/queries/``, where privacy (``privacy:``) is applied,
+and withholds ``hide_io`` texts itself (``io_hidden``). ``viewing`` gives the same site as
+another reader (a read key, a signed link: web/access.py) sees it.
 """
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
+import subprocess
+import sys
 import threading
+import time
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
+from storage import conventions, is_remote, rollups
+from storage.duckdb import open_lake
 from storage.privacy import Privacy
-from storage import is_remote
 from storage.queries import bind
+from storage.queries import web as q
+from storage.queries import web_suites
+from storage.queries.tables import table_glob
 from web import every_agent
 
 _ROOT = str(Path(__file__).resolve().parent.parent)  # where ``python -m storage.rollups`` imports from
 # what ``refresh`` runs, each in a process of its own: the runs rollup, the conventions rollup
 ROLLUP_MODULES = ("storage.rollups", "storage.conventions")
-BADGE_METRICS = ("success", "runs", "score", "cost", "latency")
 WINDOWS = {"24h": 24, "7d": 24 * 7, "30d": 24 * 30, "all": None}
-SORTS = {"runs": "runs", "success": "success_rate", "score": "score", "cost": "cost_per_run", "latency": "p50_ms"}
-MIN_RUNS_RANKED = 5  # agents with fewer runs are listed, not ranked by a rate
-# the lines of /vs/{a}/{b}: (figure, label, which way is better)
-COMPARE_LINES = (("runs", "runs", "higher"), ("success_rate", "success rate", "higher"),
-                 ("score", "mean judge score", "higher"), ("cost_per_run", "cost per run (USD)", "lower"),
-                 ("p50_ms", "latency p50 (ms)", "lower"), ("p95_ms", "latency p95 (ms)", "lower"))
-
-
-class BadRequest(ValueError):
-    """A query parameter that cannot be used; the message names it."""
-
-
-class NotFound(LookupError):
-    """No such agent (or a private one): the message says what was not found."""
-
-
-def choice(params: Any, name: str, allowed: Any, default: str) -> str:
-    """A query parameter that must be one of ``allowed``: else BadRequest naming it."""
-    value = params.get(name, default)
-    if value not in allowed:
-        raise BadRequest(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
-    return value
 
 
 class Site:
@@ -81,8 +69,6 @@ class Site:
         self.refresh_errors = 0
         self._cache: OrderedDict[tuple[Any, ...], list[dict[str, Any]]] = OrderedDict()
         self._cache_lock = threading.Lock()
-        from storage.queries.tables import table_glob
-
         # the derived tables' files, for statements that narrow them to one run
         self._globs = {"evals_files": table_glob(self.lake_root, "evals")}
 
@@ -90,8 +76,6 @@ class Site:
 
     def snapshot(self) -> Any:
         """The rollup's files now (built on first use when the lake has none)."""
-        from storage import rollups
-
         self._start_refresher()
         key = rollups.stamp(self.lake_root)
         if key is None or self._snapshot[0] != key:
@@ -118,9 +102,6 @@ class Site:
     def refresh(self) -> None:
         """Fold new lake files into the rollup, in a process of its own (DuckDB's memory
         for a big fold goes back to the system with it; this process stays small)."""
-        import subprocess
-        import sys
-
         for module in ROLLUP_MODULES:
             done = subprocess.run([sys.executable, "-m", module, str(self.lake_root)],
                                   capture_output=True, text=True, cwd=_ROOT, timeout=3600)
@@ -129,8 +110,6 @@ class Site:
                 raise RuntimeError(f"refreshing the rollups failed: {done.stderr.strip()[-2000:]}")
 
     def _refresh_loop(self) -> None:
-        from storage import conventions, rollups
-
         while not self._stopping.is_set():
             try:
                 with self._refreshing:
@@ -156,8 +135,6 @@ class Site:
         """``compute(as_of)``'s value, computed once per rollup version, at most every
         ``figures_every_s`` (and kept until then): ``{"value", "as_of", "version", "at", "compute"}``.
         Each name has its own lock, so a long computation holds up only its own readers."""
-        import time
-
         snap = self.snapshot()
         with self._opening:
             lock = self._computing.setdefault(name, threading.Lock())
@@ -171,11 +148,16 @@ class Site:
 
     def figures(self, window: str) -> dict[str, dict[str, Any]]:
         """Every visible agent's figures over ``window`` (a WINDOWS key), by agent."""
-        return self.per_version(f"figures {window}", lambda now: self._figures(window, now))["value"]
+        return self._figures_of(window)["value"]
+
+    def figures_as_of(self, window: str) -> dt.datetime:
+        """When the figures ``figures(window)`` gives were computed."""
+        return self._figures_of(window)["as_of"]
+
+    def _figures_of(self, window: str) -> dict[str, Any]:
+        return self.per_version(f"figures {window}", lambda now: self._figures(window, now))
 
     def _figures(self, window: str, now: dt.datetime) -> dict[str, dict[str, Any]]:
-        from storage.queries import web as q
-
         hours = WINDOWS[window]
         since = now - dt.timedelta(hours=hours) if hours else dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
         return {r["agent"]: r for r in self.rows(q.LEADERBOARD, since=since)}
@@ -210,12 +192,22 @@ class Site:
             self.figures(window)
         self._series()
         self._clusters()
-        from web import suites
-        suites.runs(self)  # the agent suites' runs (benchmark evidence), read once per version
+        self.suite_runs()
+
+    def suite_runs(self) -> list[dict[str, Any]]:
+        """Every agent suite run (benchmark evidence) this reader may see, newest first per
+        version and agent (web/pages/suites.py groups them).
+
+        ``suite_runs`` joins every span by trace id (the agents' own calls, for the cost), so
+        its answer is kept like the agents' figures: computed once per rollup version, at
+        most every ``figures_every_s``, by the refresher right after a fold (``warm``).
+        Shared: callers copy what they change."""
+        def read(now: dt.datetime) -> list[dict[str, Any]]:
+            return self.rows(web_suites.SUITE_RUNS) if self.rows(web_suites.HAS_SUITES) else []
+
+        return self.per_version("suite runs", read)["value"]
 
     def gateway(self) -> Any:
-        from storage.duckdb import open_lake
-
         with self._opening:
             if not self._opened:
                 self._opened.append(open_lake(self.lake_root))
@@ -258,8 +250,6 @@ class Site:
         """This site as a reader under ``privacy`` sees it (web/access.py: a read key's
         grants): the same rollups, gateway and answer cache (whose keys hold the privacy
         rules), figures of its own computed when first asked for. One per distinct privacy."""
-        import copy
-
         if privacy == self.privacy:
             return self
         with self._opening:
@@ -296,129 +286,3 @@ class Site:
 
     def io_hidden(self, agent: str, owner: str | None = None) -> bool:
         return agent in self.privacy.hide_io_agents or (owner is not None and owner in self.privacy.hide_io_owners)
-
-    # -- agents -----------------------------------------------------------------------------
-
-    def leaderboard(self, params: Any) -> dict[str, Any]:
-        window = choice(params, "window", WINDOWS, "7d")
-        sort = choice(params, "sort", SORTS, "runs")
-        agents = [dict(a) for a in self.figures(window).values()]
-        key = SORTS[sort]
-        ranked = [a for a in agents if sort == "runs" or (a["runs"] >= MIN_RUNS_RANKED and a[key] is not None)]
-        ranked.sort(key=lambda a: (a[key] if sort not in ("cost", "latency") else -a[key], a["agent"]), reverse=True)
-        unranked = sorted((a for a in agents if a not in ranked), key=lambda a: a["agent"])
-        return {"window": window, "sort": sort, "min_runs_ranked": MIN_RUNS_RANKED, "agents": ranked,
-                "unranked": unranked,
-                "as_of": self._computed[f"figures {window}"]["as_of"]}
-
-    def agent(self, name: str, *, recent: bool = True) -> dict[str, Any]:
-        """An agent's figures, clusters and (``recent``) latest runs; NotFound for an
-        unknown or private agent. Without its runs (a badge, an embed, a comparison) it
-        answers from what is kept per rollup version alone, no statement."""
-        figures = self.figures("all").get(name)
-        if figures is None:
-            raise NotFound(f"no agent named {name!r}")
-        recent_runs = self._recent(name, 20, failed_only=False) if recent else []
-        clusters = self.agent_clusters(name)["clusters"]
-        hidden = self.io_hidden(name)
-        if hidden:  # descriptions and terms quote the failures
-            for c in clusters:
-                c["description"], c["top_terms"] = None, []
-        return {"agent": dict(figures), "recent_runs": recent_runs, "clusters": clusters, "io_hidden": hidden}
-
-    def recent_failures(self, name: str, limit: int) -> list[dict[str, Any]]:
-        """An agent's latest failed runs, newest first; NotFound for an unknown or private agent."""
-        if name not in self.figures("all"):
-            raise NotFound(f"no agent named {name!r}")
-        return self._recent(name, limit, failed_only=True)
-
-    def _recent(self, name: str, limit: int, *, failed_only: bool) -> list[dict[str, Any]]:
-        from storage.queries import web as q
-
-        found = self.rows(q.RECENT_RUNS, agent=name, limit=limit, failed_only=failed_only)
-        for r in found:
-            if self.io_hidden(name, r.pop("owner")):
-                r["input"] = r["output"] = None
-        return found
-
-    def insights(self, name: str) -> dict[str, Any]:
-        data = self.agent(name, recent=False)
-        return {"agent": data["agent"]["agent"], "clusters": data["clusters"]}
-
-    def run(self, trace_id: str) -> dict[str, Any]:
-        from storage.queries import web as q
-
-        from storage.queries.rollups import TRACE_AGENT
-
-        of = self.rows(TRACE_AGENT, trace_id=trace_id)
-        found = self.rows(q.RUN, trace_id=trace_id, agent=of[0]["agent"]) if of else []
-        if not found:
-            raise NotFound(f"no agent run with trace id {trace_id!r}")
-        run = found[0]
-        hidden = self.io_hidden(run["agent"], run.pop("owner"))
-        run.pop("date")
-        margin = dt.timedelta(hours=1)
-        until = run["start_time"] + dt.timedelta(milliseconds=run["duration_ms"] or 0) + margin
-        since = run["start_time"] - margin
-        spans = self.rows(q.RUN_SPANS, trace_id=trace_id, since=since, until=until,
-                          span_files=self._day_globs("spans", since, until))
-        evals = self.rows(q.RUN_EVAL, trace_id=trace_id)
-        tools = self.rows(q.RUN_TOOL_CALLS, trace_id=trace_id, since=since, until=until,
-                          span_files=self._day_globs("spans", since, until),
-                          log_files=self._day_globs("logs", since, until))
-        cluster = self.run_cluster(trace_id)
-        if hidden:
-            run["input"] = run["output"] = None
-            if cluster:  # its description quotes the failures
-                cluster["description"] = None
-            for e in evals:  # the reasoning quotes the run
-                e["reasoning"] = None
-        # texts: hidden for the whole run (hide_io), for a sub-agent's own hide_io, and for a
-        # private sub-agent's spans (RUN_SPANS redacts them); an error message quotes what
-        # failed as much as the messages do
-        shown = set()
-        for s in spans:
-            if hidden or s["redacted"] or (s["agent"] != run["agent"] and self.io_hidden(s["agent"])):
-                s["input_messages"] = s["output_messages"] = s["attributes"] = s["status_message"] = None
-            else:
-                shown.add(s["span_id"])
-        named = {s["span_id"] for s in spans if not s["redacted"]}
-        for t in tools:  # a tool call reads as its span does: what it was given and gave back quotes the run
-            if t["span_id"] not in shown:
-                t["arguments"] = t["result"] = None
-            if t["span_id"] not in named:  # a private sub-agent's (or a span this page does not show)
-                t["tool_name"] = t["tool_call_id"] = None
-        start = min((s["start_time"] for s in spans), default=None)
-        total = max((s["duration_ms"] or 0) + (s["start_time"] - start).total_seconds() * 1000
-                    for s in spans) if spans else 0
-        asked: dict[str, list[dict[str, Any]]] = {}
-        llm_spans = {s["span_id"] for s in spans if s["span_type"] == "llm"}
-        for t in tools:
-            asked.setdefault(t["llm_span_id"] if t["llm_span_id"] in llm_spans else None, []).append(t)
-        for s in spans:
-            s["offset_ms"] = (s["start_time"] - start).total_seconds() * 1000
-            s["tool_calls"] = asked.get(s["span_id"], []) if s["span_id"] in llm_spans else []
-        return {"run": run, "spans": spans, "total_ms": total or 1.0, "eval": evals[0] if evals else None,
-                "cluster": cluster, "io_hidden": hidden, "unasked_tool_calls": asked.get(None, [])}
-
-    def _day_globs(self, table: str, since: dt.datetime, until: dt.datetime) -> list[str]:
-        """The globs of ``table``'s files of the UTC days from ``since`` to ``until``."""
-        from storage.lake import Lake
-
-        utc = dt.timezone.utc
-        first, last = since.astimezone(utc).date(), until.astimezone(utc).date()
-        return Lake(self.lake_root).day_globs(table, ((first + dt.timedelta(days=i)).isoformat()
-                                                      for i in range((last - first).days + 1)))
-
-    def compare(self, a_name: str, b_name: str) -> dict[str, Any]:
-        a, b = self.agent(a_name, recent=False), self.agent(b_name, recent=False)
-        lines = []
-        for key, label, better in COMPARE_LINES:
-            va, vb = a["agent"][key], b["agent"][key]
-            winner = None
-            if va is not None and vb is not None and va != vb:
-                winner = "a" if (va > vb) == (better == "higher") else "b"
-            lines.append({"figure": key, "label": label, "a": va, "b": vb, "better": better, "winner": winner})
-        return {"a": a["agent"], "b": b["agent"], "lines": lines,
-                "clusters": {"a": a["clusters"], "b": b["clusters"]}}
-

@@ -135,7 +135,7 @@ __all__ = ["LEADERBOARD", "RECENT_RUNS", "RUN", "RUN_SPANS", "RUN_TOOL_CALLS", "
            "AGENTS_CLUSTERS", "AGENTS_CLUSTER_TRENDS", "AGENTS_EXAMPLE_RUNS", "CLUSTERED_RUNS", "INSTANCE", "RECENT_ACTIVITY"]
 
 
-# -- charts, cost labels, share images and the home page (web/profile.py, web/home.py) ---
+# -- charts, cost labels, share images and the home page (web/pages/) --------------
 # Every agent's at once, once per rollup version (web/site.py keeps them): a profile then
 # reads only its recent runs, whichever agent is asked for first.
 

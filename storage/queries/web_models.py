@@ -1,4 +1,4 @@
-"""What the web UI's model and benchmark pages read (web/models.py): one parameterised
+"""What the web UI's model and benchmark pages read (web/pages/models.py): one parameterised
 statement per figure, over ``bench_results``, ``bench_tests`` and the bench runner's chat
 spans (storage.queries.bench says what the runner exports).
 

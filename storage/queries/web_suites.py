@@ -1,4 +1,4 @@
-"""What the web UI reads of the agent suites (web/suites.py): ``otelbench suite run``'s
+"""What the web UI reads of the agent suites (web/pages/suites.py): ``otelbench suite run``'s
 results, through the ``suite_runs`` view and the case spans themselves.
 
 This is benchmark evidence — fixed tasks, not production telemetry — kept apart from the
@@ -15,7 +15,7 @@ whole suite (not ``partial``); results of two suite versions are never put toget
 
 Cost (measured on the 10 M-span benchmark lake, no suites in it): ``suite_runs`` costs
 ~0.2 s, nearly all of it ``suite_cases`` joining every span by trace id (the agents'
-own calls, for the cost); the web reads it once per rollup version (web/suites.py) and
+own calls, for the cost); the web reads it once per rollup version (Site.suite_runs) and
 not at all when ``HAS_SUITES`` finds no suite span (~0.05 s: the runner's instrumentation
 scope picks its spans before any JSON is parsed). A run's cases are read from the case
 spans alone (``CASES``), never through that join.

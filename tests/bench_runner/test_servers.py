@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench_runner.servers import ServerInfo, ServerModel, model_label, unload
+from bench_runner.servers import ServerInfo, ServerModel, unload
+from storage.labels import model_label
 
 
 @pytest.mark.parametrize("kind, models, says", [

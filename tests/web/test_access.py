@@ -51,9 +51,28 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+class Clock:
+    """The time the app signs and checks links by: now, moved on by ``advance``."""
+
+    def __init__(self) -> None:
+        self.skipped = 0.0
+
+    def __call__(self) -> float:
+        return time.time() + self.skipped
+
+    def advance(self, seconds: float) -> None:
+        self.skipped += seconds
+
+
 @pytest.fixture(scope="module")
-def client(lake: Path) -> TestClient:
-    return TestClient(create_app(lake, PRIVACY, refresh_s=0, keyring=Keyring([ApiKey(**k) for k in keys()])))
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture(scope="module")
+def client(lake: Path, clock: Clock) -> TestClient:
+    return TestClient(create_app(lake, PRIVACY, refresh_s=0, keyring=Keyring([ApiKey(**k) for k in keys()]),
+                                 clock=clock))
 
 
 def as_(key: str | None) -> dict[str, str]:
@@ -127,7 +146,7 @@ def test_a_key_that_cannot_read_is_refused_everywhere(client: TestClient, lake: 
     assert client.get("/api/agents/calc", headers={"Authorization": f"Bearer {key}"}).status_code == 401
 
 
-def test_a_signed_link_shows_one_private_agent_for_a_while(client: TestClient) -> None:
+def test_a_signed_link_shows_one_private_agent_for_a_while(client: TestClient, clock: Clock) -> None:
     assert client.get("/api/links/payroll").status_code == 401  # signing needs the key
     assert client.get("/api/links/hushed", headers=as_(FULL)).status_code == 404  # not the key's to share
     assert client.get("/api/links/payroll?ttl=0", headers=as_(FULL)).status_code == 400
@@ -142,7 +161,7 @@ def test_a_signed_link_shows_one_private_agent_for_a_while(client: TestClient) -
     assert client.get(f"{embed.path}?{tampered}").status_code == 401
     assert client.get(f"/api/agents/payroll?{embed.query}").status_code == 404  # only embeds, badges, images
     short = urlsplit(client.get("/api/links/payroll?ttl=1", headers=as_(FULL)).json()["embed"])
-    time.sleep(2.1)
+    clock.advance(2.1)
     r = client.get(f"{short.path}?{short.query}")
     assert r.status_code == 401 and "expired" in r.text
 

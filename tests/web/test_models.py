@@ -6,6 +6,7 @@ against the runner's own result, 404/400, privacy, and hostile replies shown ine
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -20,8 +21,11 @@ from bench_runner.spans import REPLY_CHARS, BenchSpans
 from otelbench.testing.openai_stub import MARKUP_REPLY, StubServer
 from storage.privacy import Privacy
 from storage.duckdb import open_lake
-from web import models
+from storage.labels import model_label
+from web import text
 from web.app import create_app
+from web.errors import BadRequest
+from web.pages import compare, models
 
 HOSTILE = "org/modèle-β"  # a slash, unicode; its server answers with MARKUP_REPLY + 5,000 x
 BROKEN = "broken"  # every request answered HTTP 500
@@ -81,12 +85,19 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     finally:
         collector.stop()
     assert all(e["failures"] == 0 for e in exported)
-    return {"lake": tmp / "lake", "gguf": gguf_model, "runs": runs, "cpu": here.cpu.model}
+    # the web names the GGUF model by its file name (model_label), never by its path
+    return {"lake": tmp / "lake", "gguf": gguf_model, "label": model_label(gguf_model), "runs": runs,
+            "cpu": here.cpu.model}
 
 
 @pytest.fixture(scope="module")
 def client(bench: dict[str, Any]) -> TestClient:
     return TestClient(create_app(bench["lake"], Privacy(private_owners=("hush",))))
+
+
+def _model_id(bench: dict[str, Any], shown: str) -> str:
+    """The id a model shown on a page has in the lake (the GGUF model's is its path)."""
+    return bench["gguf"] if shown == bench["label"] else shown
 
 
 def sql(bench: dict[str, Any], statement: str, params: Any = None) -> list[dict[str, Any]]:
@@ -108,13 +119,13 @@ def test_the_models_tab_is_each_models_standing_run_per_machine(client: TestClie
     assert board["tab"] == "models" and board["evidence"] == "benchmark evidence"
     rows = board["models"] + board["unranked"]
     assert sorted((r["model"], r["machine"]) for r in rows) == sorted(
-        [(bench["gguf"], bench["cpu"]), (bench["gguf"], OTHER_CPU), (HOSTILE, bench["cpu"]), (BROKEN, bench["cpu"])])
+        [(bench["label"], bench["cpu"]), (bench["label"], OTHER_CPU), (HOSTILE, bench["cpu"]), (BROKEN, bench["cpu"])])
     for r in rows:  # the latest full run on that machine, else the latest --quick one: plain SQL
         (expected,) = sql(bench, f"SELECT trace_id, {', '.join(FIGURES)} FROM bench_results "
                                  "WHERE model = $m AND hardware_cpu = $cpu ORDER BY quick, start_time DESC LIMIT 1",
-                          {"m": r["model"], "cpu": r["machine"]})
+                          {"m": _model_id(bench, r["model"]), "cpu": r["machine"]})
         assert {k: r[k] for k in expected} == expected, r["model"]
-    gguf_here = next(r for r in rows if r["model"] == bench["gguf"] and r["machine"] == bench["cpu"])
+    gguf_here = next(r for r in rows if r["model"] == bench["label"] and r["machine"] == bench["cpu"])
     assert (gguf_here["quantization"], gguf_here["architecture"], gguf_here["quick"]) == ("Q8_0", "llama", False)
     assert [r["model"] for r in board["unranked"]] == [BROKEN]  # no decode figure: listed, not ranked
     decode = [r["decode_tps_median"] for r in board["models"]]
@@ -190,12 +201,12 @@ def test_a_failed_run_shows_why(client: TestClient, bench: dict[str, Any]) -> No
 
 @pytest.mark.parametrize("path", ["{}", "{enc}"])
 def test_names_with_slashes_dots_and_unicode(client: TestClient, bench: dict[str, Any], path: str) -> None:
-    for name in (bench["gguf"], HOSTILE):
+    for name in (bench["gguf"], bench["label"], HOSTILE):  # a GGUF model by its path too
         raw = quote(name, safe="/") if path == "{}" else enc(name)  # '/' as is, or as %2F
         for route in (f"/api/models/{raw}", f"/models/{raw}"):
             r = client.get(route)
             assert r.status_code == 200, route
-        assert client.get(f"/api/models/{raw}").json()["model"] == name
+        assert client.get(f"/api/models/{raw}").json()["model"] == model_label(name)
 
 
 def test_unknown_names_are_404s_that_say_what(client: TestClient) -> None:
@@ -218,16 +229,16 @@ def test_benchmarks_list_each_suite_version_with_results_per_model(client: TestC
     assert (core["kind"], core["name"], speed["kind"]) == ("ability", "core", "speed")
     # per model, its latest full run of the suite (the later --quick one does not replace it)
     by_model = {m["model"]: m for m in core["models"]}
-    assert set(by_model) == {bench["gguf"], HOSTILE, BROKEN}
-    assert by_model[bench["gguf"]]["tests_total"] == len(bench["runs"]["full"].result["tests"]) == 8
+    assert set(by_model) == {bench["label"], HOSTILE, BROKEN}
+    assert by_model[bench["label"]]["tests_total"] == len(bench["runs"]["full"].result["tests"]) == 8
     counts = sql(bench, "SELECT model, count(*) AS n FROM bench_results WHERE owner <> 'hush' GROUP BY model")
-    assert {m: r["model_runs"] for m, r in by_model.items()} == {c["model"]: c["n"] for c in counts}
+    assert {m: r["model_runs"] for m, r in by_model.items()} == {model_label(c["model"]): c["n"] for c in counts}
     assert core["runs"] == sum(c["n"] for c in counts) == 4
     assert sorted((m["model"], m["machine"]) for m in speed["models"]) == sorted(
-        [(bench["gguf"], bench["cpu"]), (bench["gguf"], OTHER_CPU), (HOSTILE, bench["cpu"]), (BROKEN, bench["cpu"])])
+        [(bench["label"], bench["cpu"]), (bench["label"], OTHER_CPU), (HOSTILE, bench["cpu"]), (BROKEN, bench["cpu"])])
     page = client.get("/benchmarks").text
     assert 'href="/benchmarks/core-v1"' in page and 'href="/benchmarks/speed-v1"' in page
-    assert f'href="/models/{enc(bench["gguf"])}#run-{by_model[bench["gguf"]]["trace_id"]}"' in page
+    assert f'href="/models/{enc(bench["label"])}#run-{by_model[bench["label"]]["trace_id"]}"' in page
 
 
 def test_a_suite_page_sets_each_tests_verdicts_side_by_side(client: TestClient, bench: dict[str, Any]) -> None:
@@ -316,18 +327,18 @@ def test_hostile_replies_are_inert_and_cut(client: TestClient, bench: dict[str, 
     (b"/vs/a%2F/b%20c", ("a/", "b c")),
 ])
 def test_vs_names_come_from_the_raw_path(raw: bytes, names: tuple[str, str]) -> None:
-    assert models.vs_names(raw) == names
+    assert compare.vs_names(raw) == names
 
 
 @pytest.mark.parametrize("raw", [b"/vs/a/b/c", b"/vs/a/", b"/vs//b", b"/api/vs/onlyone"])
 def test_vs_needs_exactly_two_names(raw: bytes) -> None:
-    with pytest.raises(models.BadRequest, match="two names"):
-        models.vs_names(raw)
+    with pytest.raises(BadRequest, match="two names"):
+        compare.vs_names(raw)
 
 
 def test_bidirectional_controls_are_shown_not_applied() -> None:
-    assert models.visible("a\u202egnp.exe\u2066b\u200f") == "a[U+202E]gnp.exe[U+2066]b[U+200F]"
-    assert models.visible("plain <b>") == "plain <b>"  # escaping is the template's (autoescape)
+    assert text.visible("a\u202egnp.exe\u2066b\u200f") == "a[U+202E]gnp.exe[U+2066]b[U+200F]"
+    assert text.visible("plain <b>") == "plain <b>"  # escaping is the template's (autoescape)
 
 
 @pytest.mark.slow
@@ -351,3 +362,28 @@ def test_the_real_embedded_model_on_its_page(llama_server, quick_bench) -> None:
     assert shown["decode_tps_median"] == pytest.approx(result["summary"]["cases"]["medium-200"]["decode_tps"]["median"])
     page = client.get(f"/models/{enc(llama_server.model_id)}").text
     assert "Q4_1 · llama" in page and str(escape(shown["tests"][0]["answer"][:40])) in page
+
+
+def test_a_gguf_model_reads_as_its_file_name_everywhere(bench: dict[str, Any]) -> None:
+    """Its id in the lake is the GGUF's path (as llama-cpp-python names it): every page,
+    JSON twin, link and MCP answer names it by its file name, and none holds the folder."""
+    folder, label = str(Path(bench["gguf"]).parent), bench["label"]
+    assert bench["gguf"].startswith("/") and label == "smollm2-135m-instruct-q8_0.gguf"
+    hidden = (folder, quote(folder, safe=""), quote(folder), folder.replace("/", "%2F"))
+    pages = ["/leaderboard?tab=models", "/api/leaderboard?tab=models", "/benchmarks", "/api/benchmarks",
+             "/benchmarks/core-v1", "/api/benchmarks/core-v1", "/benchmarks/speed-v1", "/api/benchmarks/speed-v1",
+             f"/models/{enc(label)}", f"/api/models/{enc(label)}", f"/vs/{enc(label)}/{enc(HOSTILE)}",
+             f"/api/vs/{enc(label)}/{enc(HOSTILE)}", f"/models/{enc(bench['gguf'])}"]
+    with TestClient(create_app(bench["lake"], Privacy(private_owners=("hush",))), base_url="http://127.0.0.1") as c:
+        for route in pages:
+            r = c.get(route)
+            assert r.status_code == 200 and label in r.text, route
+            assert not any(h in r.text for h in hidden), route
+        assert f'href="/models/{enc(label)}"' in c.get("/leaderboard?tab=models").text
+        for tool, args in (("get_model", {"name": label}), ("list_benchmarks", {}),
+                           ("compare", {"a": label, "b": HOSTILE, "kind": "models"})):
+            body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": args}}
+            result = c.post("/mcp", json=body, headers={"accept": "application/json, text/event-stream"}).json()
+            text = json.dumps(result["result"])
+            assert not result["result"]["isError"] and label in text, tool
+            assert not any(h in text for h in hidden), tool

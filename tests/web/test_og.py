@@ -20,8 +20,8 @@ from otelbench.testing.agent_runs import Run
 from storage.privacy import Privacy
 from tests.web.lakes import collector, rows, send
 from web.app import create_app
-from web.profile import CardFigures, card_figures
-from web.share import MAX_NAME_CHARS, SIZE, ShareImages, fit, font, render
+from web.pages.embeds import card_figures
+from web.share import MAX_NAME_CHARS, SIZE, CardFigures, ShareImages, fit, font, render
 from web.site import Site
 
 HOSTILE_NAME = "<script>alert(1)</script>"

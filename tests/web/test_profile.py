@@ -17,7 +17,7 @@ from otelbench.testing.failures import CORE, as_agent_runs, planted_failures
 from storage.privacy import Privacy
 from tests.web.lakes import collector, judge_and_cluster, rows, send
 from web.app import create_app
-from web.profile import card_figures
+from web.pages.embeds import card_figures
 from web.series import log_bucket
 from web.site import Site
 

@@ -22,7 +22,8 @@ from otelbench.testing.wait import run_async
 from storage.privacy import Privacy
 from tests.web.lakes import rows
 from tests.web.suite_lake import (FIGURES, FULL, HUSHED, MARKUP, OWNER, QUIET_ANSWER, QUIET_STDERR, SECRET, keys)
-from web import mcp_server, suites
+from web import mcp_server
+from web.pages import suites
 from web.access import Access
 from web.app import create_app
 from web.site import Site

@@ -116,7 +116,7 @@
     url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
     setState("connecting", "connecting…");
     var ws = new WebSocket(url.href);
-    ws.onopen = function () { retryMs = 1000; setState("open", "live"); };
+    ws.onopen = function () { retryMs = 1000; setState("open", "connected"); };
     ws.onmessage = function (e) {
       var m;
       try { m = JSON.parse(e.data); } catch (err) { return; }

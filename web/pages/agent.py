@@ -1,27 +1,67 @@
-"""An agent's profile beyond its headline figures: latency histogram, runs and failures
-over time, cost by source, failure clusters with their trend and example runs, and the
-links and snippets to share it (badge, embed, share image). Plain data for the page and
-its JSON twin; the page draws it with ``web.charts``.
+"""``/agents/{name}`` (and ``/api/agents/{name}[/insights]``): an agent's figures, latest
+runs and failure clusters, and beyond them its latency histogram, runs and failures over
+time, cost by source, each cluster's trend and example runs, and the links and snippets
+to share it (badge, embed, share image). The page draws it with ``web.charts``.
 
 Everything here answers through ``Site`` (its privacy rules, its one gateway) from the
-statements of ``storage/queries/web.py``; nothing quotes a run's input or output, so a
-``hide_io`` agent's profile adds nothing to hide. Its "Benchmark evidence" (the agent's
-suite results, ``web.suites``: figures only) is kept apart from its telemetry.
+statements of ``storage/queries/web.py``; a ``hide_io`` agent's runs come without their
+input and output, its clusters without descriptions. Its "Benchmark evidence" (the
+agent's suite results, web/pages/suites.py: figures only) is kept apart from its telemetry.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from html import escape
 from typing import Any
 from urllib.parse import quote
 
-from web import series, suites
+from storage.queries import web as q
+from web import charts, series
+from web.badge import BADGE_METRICS
 from web.cost import agent_cost, source_label
-from web.site import BADGE_METRICS, NotFound, Site
+from web.errors import NotFound
+from web.pages import suites
+from web.site import Site
 
 CLUSTER_TREND_BARS = 14  # bars in a cluster's small trend chart
-SHARE_BARS = 30  # bars behind the share image's sparkline
 EMBED_SIZES = {"sm": (220, 90), "md": (280, 140), "lg": (340, 200)}  # iframe width, height (px)
+
+
+def agent(site: Site, name: str, *, recent: bool = True) -> dict[str, Any]:
+    """An agent's figures, clusters and (``recent``) latest runs; NotFound for an unknown
+    or private agent. Without its runs (a badge, an embed, a comparison, the live feed) it
+    answers from what ``Site`` keeps per rollup version alone, no statement."""
+    figures = site.figures("all").get(name)
+    if figures is None:
+        raise NotFound(f"no agent named {name!r}")
+    recent_runs = _recent(site, name, 20, failed_only=False) if recent else []
+    found = site.agent_clusters(name)["clusters"]
+    hidden = site.io_hidden(name)
+    if hidden:  # descriptions and terms quote the failures
+        for c in found:
+            c["description"], c["top_terms"] = None, []
+    return {"agent": dict(figures), "recent_runs": recent_runs, "clusters": found, "io_hidden": hidden}
+
+
+def recent_failures(site: Site, name: str, limit: int) -> list[dict[str, Any]]:
+    """An agent's latest failed runs, newest first; NotFound for an unknown or private agent."""
+    if name not in site.figures("all"):
+        raise NotFound(f"no agent named {name!r}")
+    return _recent(site, name, limit, failed_only=True)
+
+
+def _recent(site: Site, name: str, limit: int, *, failed_only: bool) -> list[dict[str, Any]]:
+    found = site.rows(q.RECENT_RUNS, agent=name, limit=limit, failed_only=failed_only)
+    for r in found:
+        if site.io_hidden(name, r.pop("owner")):
+            r["input"] = r["output"] = None
+    return found
+
+
+def insights(site: Site, name: str) -> dict[str, Any]:
+    """``/api/agents/{name}/insights``: the agent's failure clusters."""
+    data = agent(site, name, recent=False)
+    return {"agent": data["agent"]["agent"], "clusters": data["clusters"]}
 
 
 def profile(site: Site, name: str, base_url: str) -> dict[str, Any]:
@@ -31,7 +71,7 @@ def profile(site: Site, name: str, base_url: str) -> dict[str, Any]:
 
 
 def _profile(site: Site, name: str, base_url: str) -> dict[str, Any]:
-    data = site.agent(name)
+    data = agent(site, name)
     figures = data["agent"]
     found = site.agent_series(name)
     unit, periods = series.over_time(found["hours"])
@@ -45,13 +85,13 @@ def _profile(site: Site, name: str, base_url: str) -> dict[str, Any]:
         "over_time": {"unit": unit, "periods": [vars(p).copy() for p in periods]},
         "cost": agent_cost(found["cost"], figures["runs"], figures["costed"]),
         "share": share_links(base_url, name),
-        # apart from the telemetry above: what the agent did on fixed tasks (web/suites.py)
+        # apart from the telemetry above: what the agent did on fixed tasks (web/pages/suites.py)
         "benchmarks": suites.for_agent(site, name),
     }
 
 
 def clusters(site: Site, name: str, found: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The agent's clusters (``found``, as ``Site.agent`` gives them, hide_io applied), each
+    """The agent's clusters (``found``, as ``agent`` gives them, hide_io applied), each
     with its members per period on one time axis shared by all (``trend``) and those of
     its example runs that may be shown (``examples``: trace id, time, status)."""
     if not found:
@@ -86,39 +126,12 @@ def share_links(base_url: str, name: str) -> dict[str, Any]:
 
 
 def _attr(value: str) -> str:
-    from html import escape
-
     return escape(value, quote=True)
-
-
-@dataclass(frozen=True)
-class CardFigures:
-    """What the share image draws; equal figures draw the same image (its cache key)."""
-
-    agent: str
-    runs: int
-    success_rate: float | None
-    score: float | None
-    p50_ms: float | None
-    unit: str
-    series: tuple[int, ...]  # runs per unit, oldest first
-
-
-def card_figures(site: Site, name: str) -> CardFigures:
-    """The share image's figures; NotFound for an unknown or private agent."""
-    a = site.figures("all").get(name)
-    if a is None:
-        raise NotFound(f"no agent named {name!r}")
-    unit, periods = series.over_time(site.agent_series(name)["hours"], max_bars=SHARE_BARS)
-    return CardFigures(name, a["runs"], a["success_rate"], a["score"], a["p50_ms"], unit,
-                       tuple(p.runs for p in periods))
 
 
 def profile_charts(data: dict[str, Any]) -> dict[str, Any]:
     """The profile's charts as SVG (``web.charts``: every text escaped), from ``profile``'s
     data: ``latency``, ``over_time`` and one ``trend`` per cluster id."""
-    from web import charts
-
     name = data["agent"]["agent"]
     buckets = [series.Bucket(**b) for b in data["latency"]["buckets"]]
     periods = [series.Period(**p) for p in data["over_time"]["periods"]]

@@ -1,8 +1,8 @@
 """Agent suites in the web UI, as plain data: the "Agent suites" of ``/benchmarks``,
 ``/benchmarks/{suite}`` for an agent suite, and an agent profile's "Benchmark evidence".
 Every figure is a ``suite_runs`` row (docs/schema.md) read by
-``storage/queries/web_suites.py`` through ``Site`` (privacy applied there); this module
-only picks, ranks and groups rows, and withholds a ``hide_io`` agent's texts.
+``storage/queries/web_suites.py`` through ``Site.suite_runs`` (privacy applied there);
+this module only picks, ranks and groups rows, and withholds a ``hide_io`` agent's texts.
 
 What ``otelbench suite run`` measured is benchmark evidence — fixed tasks, not production
 telemetry — and is labelled so on every page and answer; no figure mixes it with the
@@ -15,8 +15,10 @@ from collections import defaultdict
 from typing import Any
 from urllib.parse import quote
 
-from web.models import EVIDENCE, TEXT_CHARS
-from web.site import NotFound, Site
+from storage.queries import web_suites as q
+from web.errors import NotFound
+from web.pages import EVIDENCE, TEXT_CHARS
+from web.site import Site
 
 LABEL = "benchmark evidence — fixed tasks, not production telemetry"
 # what a run's line shows (its owner is used for privacy, never shown)
@@ -28,19 +30,9 @@ TEXTS = ("input", "output", "stderr", "reason")  # a case's texts: withheld for 
 
 
 def runs(site: Site) -> list[dict[str, Any]]:
-    """Every suite run ``site``'s reader may see, newest first per version and agent.
-
-    ``suite_runs`` joins every span by trace id (the agents' own calls, for the cost), so
-    its answer is kept like the agents' figures (``Site.per_version``): computed once per
-    rollup version, at most every ``figures_every_s``, by the refresher right after a fold
-    (``Site.warm``). Shared: callers copy what they change."""
-    return site.per_version("suite runs", lambda now: _read(site))["value"]
-
-
-def _read(site: Site) -> list[dict[str, Any]]:
-    from storage.queries import web_suites as q
-
-    return site.rows(q.SUITE_RUNS) if site.rows(q.HAS_SUITES) else []
+    """Every suite run ``site``'s reader may see, newest first per version and agent, kept
+    per rollup version (``Site.suite_runs``). Shared: callers copy what they change."""
+    return site.suite_runs()
 
 
 def declared(suite_version: str) -> str:
@@ -101,8 +93,6 @@ def page(site: Site, key: str) -> dict[str, Any]:
     declared version (``chores-v1``: every content hash of it) or a full version. Each
     version apart: its runs, and for each agent the cases of the run that stands for it
     (else of its latest run). NotFound when no visible run matches."""
-    from storage.queries import web_suites as q
-
     versions = _versions(site, lambda r: key in (r["suite"], r["suite_version"], declared(r["suite_version"])))
     if not versions:
         raise NotFound(f"no benchmark suite named {key!r}")
