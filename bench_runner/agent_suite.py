@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from bench_runner.sandbox import run_python
 from bench_runner.suites import Verdict, extract_json, schema_errors, strip_reasoning
 
 SUITES_DIR = Path(__file__).resolve().parent.parent / "benchmarks" / "suites"
@@ -226,8 +227,6 @@ def check_python(suite: AgentSuite, case: Case, answer: str, timeout_s: float = 
     (passed, reason)``) run in the sandbox on the answer; a checker that raises, hangs or
     floods fails the case with that as the reason (the answer is the agent's: untrusted)."""
     import json
-
-    from bench_runner.sandbox import run_python
 
     if case.check.python is None:
         raise ValueError(f"case {case.id} has no python checker")

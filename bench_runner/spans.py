@@ -167,15 +167,13 @@ class BenchSpans:
 
     @contextmanager
     def suite_case(self, suite: Any, run_id: str, case: Any, repeat: int, command: str, agent: str | None,
-                   run: SpanContext | None) -> Iterator[Span]:
+                   run: SpanContext | None, input_text: str) -> Iterator[Span]:
         if self.tracer is None:
             yield NonRecordingSpan(_INVALID)
             return
-        from bench_runner.suite_run import case_input_text
-
         attrs = {"bench.kind": "suite_case", **_suite_attrs(suite, run_id, command, agent),
                  "bench.case.id": case.id, "bench.case.repeat": repeat, "bench.case.checker": case.check.kind,
-                 "bench.case.input": case_input_text(case)[:REPLY_CHARS]}
+                 "bench.case.input": input_text[:REPLY_CHARS]}
         links = [Link(run)] if run is not None and run.is_valid else []
         span = self.tracer.start_span(f"case {case.id}", context=Context(), attributes=attrs, links=links)
         try:
@@ -198,12 +196,11 @@ class BenchSpans:
         if trial.verdict != "pass":
             span.set_status(Status(StatusCode.ERROR, trial.reason[:REASON_CHARS]))
 
-    def record_suite_summary(self, span: Span, trials: Sequence[Any]) -> None:
+    def record_suite_summary(self, span: Span, summary: Mapping[str, Any]) -> None:
+        """A run's summary (``bench_runner.suite_run.summary``) on its span."""
         if not span.is_recording():
             return
-        from bench_runner.suite_run import summary
-
-        span.set_attributes(_bench_attrs({f"suite.{k}": v for k, v in summary(list(trials)).items()}))
+        span.set_attributes(_bench_attrs({f"suite.{k}": v for k, v in summary.items()}))
 
     def shutdown(self) -> dict[str, int]:
         """Flush and stop; returns exported/failed counts (for the report)."""

@@ -50,7 +50,7 @@ class SuiteJudge:
     def __init__(self, base_url: str, model: str | None = None, api_key: str = "local", timeout_s: float = 60.0):
         import openai
 
-        from processors.judge.endpoint import Endpoint
+        from processors.judge.endpoint import Endpoint  # polars: only a suite with judged cases
 
         client = openai.OpenAI(base_url=base_url, api_key=api_key)
         if model is None:

@@ -267,17 +267,19 @@ class SuiteRun:
 
             with ThreadPoolExecutor(max(1, self.concurrency), thread_name_prefix="suite-case") as pool:
                 trials = list(pool.map(one, planned))
-            spans.record_suite_summary(run_span, trials)
+            spans.record_suite_summary(run_span, summary(trials))
         return trials
 
     def _one(self, spans: Any, run_context: Any, case: Case, repeat: int) -> Trial:
-        with spans.suite_case(self.suite, self.run_id, case, repeat, self.command, self.agent, run_context) as span:
+        text = case_input_text(case)
+        with spans.suite_case(self.suite, self.run_id, case, repeat, self.command, self.agent, run_context,
+                              text) as span:
             ctx = span.get_span_context()
             carrier: dict[str, str] = {}  # W3C trace context of the case span (nothing for a no-op span)
             TraceContextTextMapPropagator().inject(carrier, set_span_in_context(span))
             env = agent_env(self.env, self.suite, case, repeat, self.run_id, carrier.get("traceparent"),
                             self.otlp_endpoint)
-            finished = run_agent(self.command, case_input_text(case), env, self.suite.spec.time_limit_s)
+            finished = run_agent(self.command, text, env, self.suite.spec.time_limit_s)
             verdict, reason = score(self.suite, case, finished, self.judge)
             trial = Trial(case_id=case.id, repeat=repeat, checker=case.check.kind, verdict=verdict,
                           reason=reason, answer=finished.answer, stdout_bytes=finished.stdout_bytes,

@@ -189,14 +189,14 @@ def tree(pid: int) -> list[int]:
 
 def role(proc: psutil.Process, receiver: int) -> str:
     """receiver, flusher, compactor (a child's name: ``python -m storage.process NAME``) or
-    plan (a compactor's plan process: ``python -m storage.plan``)."""
+    plan (a compactor's plan process: ``python -m storage.plan_process``)."""
     if proc.pid == receiver:
         return "receiver"
     try:
         cmdline = proc.cmdline()
     except psutil.Error:
         return "child"
-    if cmdline[2:3] == ["storage.plan"]:
+    if cmdline[2:3] == ["storage.plan_process"]:
         return "plan"
     if len(cmdline) < 4:
         return "child"
@@ -429,7 +429,7 @@ def phase1(args: argparse.Namespace, payloads: list[bytes], total: int, lake: st
             requests = s3.requests()
             requests.subtract(requests_before)
         stored = open_lake(lake or work / "lake").query("SELECT count(*) FROM spans").rows[0][0]
-        from storage.fs import open_fs
+        from storage.location import open_fs
 
         fs = open_fs(lake or work / "lake")
         lake_bytes = sum(size for path, size, _ in fs.walk(fs.root) if path.endswith(".parquet"))

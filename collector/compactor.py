@@ -46,7 +46,7 @@ def run(lake_path: str, below_batch_id: str, min_files: int, memory_mib: int, st
     (``exporters.parquet.compaction``: ``min_files``, ``memory_mib``).
 
     On a local lake the signal tables' run has two halves, one process after the other:
-    ``python -m storage.plan`` settles journals, chooses the merges and plans them (DuckDB
+    ``python -m storage.plan_process`` settles journals, chooses the merges and plans them (DuckDB
     on the key columns), then exits; this process, which has loaded nothing heavy until
     then, makes the merges by those plans (pyarrow streaming the rows). Neither waits
     beside the other holding its libraries, and DuckDB's never sits in the merging
@@ -55,7 +55,8 @@ def run(lake_path: str, below_batch_id: str, min_files: int, memory_mib: int, st
     planned = None
     if not is_remote(lake_path):
         try:
-            planned = process.call("storage.plan", ("run", lake_path, owner, below_batch_id, min_files, memory_mib),
+            planned = process.call("storage.plan_process",
+                                   ("run", lake_path, owner, below_batch_id, min_files, memory_mib),
                                    "the plan's process of a compaction run")
         except Exception as exc:  # noqa: BLE001 — small files stay readable; retried next interval
             state.add("compaction_errors", 1)
@@ -112,7 +113,7 @@ class Scheduler:
         return self
 
     def _loop(self) -> None:
-        from collector.flusher import batch_id
+        from collector.flusher import batch_id  # not at the top: the compactor's process never needs it
 
         while not self._stop.wait(self.config.interval_s):
             below = batch_id(self.state.flushed_pos)  # files every worker has checkpointed past

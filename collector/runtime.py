@@ -23,6 +23,7 @@ from typing import Any, Callable
 import uvicorn
 
 from collector import flusher, wal
+from collector.compactor import Scheduler
 from collector.keys import Keyring
 from collector.config import Config
 from collector.service import Ingest
@@ -71,6 +72,7 @@ class Collector:
     http_port: int | None = None
     grpc_port: int | None = None
     state: SharedState = field(default_factory=SharedState)
+    clock: Callable[[], float] = time.time  # the keys' quota windows and expiry (a test's own: its minute)
     _stoppers: list[Any] = field(default_factory=list)
     _metrics: list[Callable[[], list[Any]]] = field(default_factory=list)
 
@@ -110,8 +112,6 @@ class Collector:
             time.sleep(0.01)
 
         if parquet is not None and parquet.compaction.enabled:
-            from collector.compactor import Scheduler
-
             location = parquet.path if is_remote(parquet.path) else os.path.abspath(parquet.path)
             self._compactor = Scheduler(parquet.compaction, location, self.state, svc.telemetry.log_level,
                                         owner).start()
@@ -126,7 +126,7 @@ class Collector:
         receiver = cfg.receivers.otlp
         self.ingest = Ingest(
             signals=cfg.service.pipelines.keys(),
-            keys=Keyring(cfg.keys),
+            keys=Keyring(cfg.keys, self.clock),
             committer=self.committer,
             telemetry=self.telemetry,
             max_inflight=svc.limits.max_inflight_requests,
@@ -144,7 +144,7 @@ class Collector:
     def _start_exporters(self) -> list[Any]:
         forwarders = []
         if self.config.exporters.otlp is not None:
-            from exporters.otlp import OtlpForwarder
+            from exporters.otlp import OtlpForwarder  # each exporter and receiver only when configured
 
             count = functools.partial(self.telemetry.count, self.telemetry.forward)
             fwd = OtlpForwarder(self.config.exporters.otlp, count, self.config.signals_to("otlp"))

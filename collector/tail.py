@@ -49,7 +49,7 @@ class WalSpans:
         return self.durable() != self.pos
 
     def poll(self) -> list[dict[str, Any]]:
-        from normalize.requests import REQUEST_TYPES
+        from normalize.requests import REQUEST_TYPES  # pyarrow, loaded once there is something to show
         from normalize.rows import normalize_traces
 
         until = self.durable()

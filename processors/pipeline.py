@@ -21,7 +21,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from processors.config import Processors
+from storage.duckdb import open_lake
+from storage.fs import LakeBusy
+from storage.lake import Lake
 from storage.privacy import Privacy
+from storage.queries import processors as q
 
 if TYPE_CHECKING:
     import polars as pl
@@ -61,9 +65,6 @@ def run(processors: Processors | None, privacy: Privacy, lake_root: str | Path, 
     workers — on one machine or several sharing a lake in a bucket — split the judging,
     each under its own lock. Clustering needs every run's score: only shard 1 clusters
     (after the others are done, ``--only clusters`` clusters everything anew)."""
-    from storage.fs import LakeBusy
-    from storage.lake import Lake
-
     processors = processors or Processors()
     now = now or (lambda: dt.datetime.now(dt.timezone.utc))
     progress = progress or (lambda step, done, total: None)
@@ -151,9 +152,7 @@ def withhold_private(runs: pl.DataFrame, privacy: Privacy, local: bool) -> tuple
 def _judge(lake: Any, processors: Processors, privacy: Privacy, llm: Llm | None, since: dt.datetime,
            agent: str | None, now: Callable[[], dt.datetime], progress: Progress, report: Report,
            telemetry_endpoint: str | None, shard: tuple[int, int] | None = None) -> None:
-    from processors import judge as judge_pkg
-    from storage.duckdb import open_lake
-    from storage.queries import processors as q
+    from processors import judge as judge_pkg  # heavy: loaded only when the judge runs
 
     assert llm is not None
     cfg = processors.judge
@@ -202,9 +201,7 @@ def _cluster(lake: Any, processors: Processors, privacy: Privacy, llm: Llm | Non
              agent: str | None, now: Callable[[], dt.datetime], progress: Progress, report: Report) -> None:
     import polars as pl
 
-    from processors import clustering
-    from storage.duckdb import open_lake
-    from storage.queries import processors as q
+    from processors import clustering  # heavy: loaded only when clustering runs
 
     cfg = processors.clusters
     with open_lake(lake.location) as gateway:
@@ -247,7 +244,7 @@ def cluster_apart(mine: pl.DataFrame, agent: str, privacy: Privacy, previous: An
     a cluster only over the runs its reader may see: storage/queries/web.py)."""
     import polars as pl
 
-    from processors.clustering import ClusterResult
+    from processors.clustering import ClusterResult  # heavy: loaded only when clustering runs
 
     hidden = pl.col("owner").is_in(list(privacy.private_owners)).fill_null(False)
     owners = sorted({o for o in mine.filter(hidden)["owner"]})

@@ -21,8 +21,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from storage import plan as merge_plan
-from storage.files import (JOURNAL, ROW_GROUP_ROWS, DataFile, check_batch_id, owner_of, partitions, visible_files,
-                           with_lineage, write_options)
+from storage.files import (JOURNAL, ROW_GROUP_ROWS, DataFile, check_batch_id, conform_arrow, owner_of, partitions,
+                           visible_files, with_lineage, write_options)
 from storage.fs import LakeFS
 from storage.rowgroups import RowGroupWriter
 from storage.schema import SPANS, Table
@@ -387,17 +387,5 @@ def _finish(fs: LakeFS, part: str, journal: str) -> None:
     fs.sync_folder(part)
 
 
-def conform_arrow(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
-    """DuckDB's Arrow output → exactly ``schema`` (time zone names, string views, and
-    columns that no input file had, from an older schema version)."""
-    arrays = []
-    for f in schema:
-        i = batch.schema.get_field_index(f.name)
-        arrays.append(pa.nulls(batch.num_rows, f.type) if i < 0 else batch.column(i).cast(f.type))
-    return pa.RecordBatch.from_arrays(arrays, schema=schema)
-
-
 def _uncompressed_bytes(meta: pq.FileMetaData) -> int:
     return sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
-
-

@@ -25,6 +25,7 @@ from storage import folding
 from storage.files import SEED_DATE, SEED_NAME, DataFile, data_files, partition_dir
 from storage.fs import LakeFS
 from storage.queries import conventions as sql
+from storage.queries import lockdown
 from storage.schema import LOGS, SPANS
 
 FOLDER = ("_rollups", "conventions")
@@ -139,8 +140,6 @@ def _seed(fs: LakeFS, table: Any) -> str:
 
 def _connection(fs: LakeFS) -> Any:
     import duckdb
-
-    from storage.queries import lockdown
 
     con = duckdb.connect(":memory:", config={"memory_limit": MEMORY_LIMIT, "temp_directory": fs.spill_dir(),
                                              "preserve_insertion_order": False})

@@ -37,8 +37,8 @@ from storage import compaction
 from storage import plan as merge_plan
 from storage.queries import compaction as compaction_sql
 from storage.queries.tables import table_glob
-from storage.files import (DataFile, LakeError, data_files, partition_dir, partitions, with_lineage, write_parquet,
-                           write_staged)
+from storage.files import (DataFile, LakeError, conform_arrow, data_files, partition_dir, partitions, with_lineage,
+                           write_parquet, write_staged)
 from storage.fs import LakeFS
 from storage.schema import DERIVED, Table
 
@@ -205,7 +205,7 @@ def _merge(fs: LakeFS, t: Table, inputs: list[DataFile], outputs: list[str], mem
     def rows(budget: int) -> pa.Table:
         with merge_plan.merge_connection(fs, budget) as con:
             reader = con.sql(compaction_sql.compact_derived_sql(t), params=params).to_arrow_reader(4096)
-            return pa.Table.from_batches([compaction.conform_arrow(b, t.stored_schema) for b in reader],
+            return pa.Table.from_batches([conform_arrow(b, t.stored_schema) for b in reader],
                                          t.stored_schema)
 
     data = merge_plan.with_growing_memory(rows, memory_mib, f"compacting {t.name} ({len(inputs)} files)")

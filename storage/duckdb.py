@@ -31,7 +31,7 @@ import duckdb
 import pyarrow as pa
 
 from storage.queries import lockdown, views
-from storage.fs import open_fs
+from storage.location import open_fs
 from storage.lake import MANIFEST_NAME
 
 # EXPLAIN [ANALYZE] runs its statement (ANALYZE executes it), so the statement must be a read too.

@@ -209,6 +209,16 @@ def lineage(fs: LakeFS, path: str) -> list[str] | None:
     return json.loads(raw) if raw is not None else None
 
 
+def conform_arrow(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """DuckDB's Arrow output → exactly ``schema`` (time zone names, string views, and
+    columns that no input file had, from an older schema version)."""
+    arrays = []
+    for f in schema:
+        i = batch.schema.get_field_index(f.name)
+        arrays.append(pa.nulls(batch.num_rows, f.type) if i < 0 else batch.column(i).cast(f.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
 def write_options(t: Table, *, fresh: bool = False) -> dict[str, Any]:
     """Parquet writer options for ``t``; ``fresh``: a flushed batch's file, which compaction
     rewrites soon (``FRESH_COMPRESSION``)."""

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from storage.files import DataFile, data_files, lineage
-from storage.fs import LakeBusy, LakeFS, open_fs
+from storage.fs import LakeBusy, LakeFS
+from storage.location import open_fs
 from storage.schema import Table
 
 MANIFEST = "manifest.json"

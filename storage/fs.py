@@ -10,7 +10,8 @@ fsynced, renamed into place, and its folder fsynced.
 A lake on S3-compatible object storage (``s3://bucket/prefix``) is ``ObjectLakeFS``
 (``storage.objectstore``): the same calls, with the commit protocol object storage
 allows (no rename: an object is uploaded under its final name once complete, which
-``staging``/``seal``/``publish`` leave room for). ``open_fs`` picks by the location.
+``staging``/``seal``/``publish`` leave room for). ``storage.location.open_fs`` picks by
+the location.
 
 Paths are plain strings, '/'-separated and absolute (``LakeFS.path`` builds them under
 the root); DuckDB and polars get them through ``uri``.
@@ -23,7 +24,6 @@ import fcntl
 import json
 import os
 import posixpath
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,9 +32,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from storage import durable, is_remote
-
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+from storage import durable
 
 
 class LakeLocationError(ValueError):
@@ -190,21 +188,3 @@ class LakeFS:
             yield
         finally:
             os.close(fd)  # closing releases the lock
-
-
-def open_fs(location: str | os.PathLike[str]) -> LakeFS:
-    """The filesystem of the lake at ``location``: a local folder (or ``file://`` URI) or
-    ``s3://bucket/prefix`` (``storage.objectstore``; where the server is: the AWS
-    variables of the environment)."""
-    text = os.fspath(location)
-    if text.startswith("file://"):
-        text = text[len("file://"):]
-    elif is_remote(text):
-        from storage.objectstore import ObjectLakeFS
-
-        return ObjectLakeFS(text)
-    elif _SCHEME.match(text):
-        raise LakeLocationError(
-            f"lake location {text!r}: a local folder or s3://bucket/prefix (S3-compatible object storage)"
-        )
-    return LakeFS(text)

@@ -37,7 +37,8 @@ from storage import agents, compaction, derived
 from storage.files import (SEED_DATE, SEED_NAME, DataFile, LakeError, check_batch_id, check_owner, data_files,
                            day_globs, owner_of, partition_dir, partitions, write_parquet)
 from storage.files import table as _table
-from storage.fs import LakeFS, open_fs
+from storage.fs import LakeFS
+from storage.location import open_fs
 from storage.schema import PARTITION_COLUMN, SCHEMA_VERSION, SIGNAL, SPANS, Table, tables
 
 if TYPE_CHECKING:
@@ -198,7 +199,7 @@ class Lake:
         merged (``storage.compaction.compact``; for a derived table ``storage.derived.compact``,
         which needs no batch bound: a commit is complete once it is visible). ``memory_mib``:
         what one merge may hold; ``plan_in_child``: plan each merge of a signal table in a
-        process of its own (``storage.plan``)."""
+        process of its own (``storage.plan_process``)."""
         t = _table(table)
         if t.kind != SIGNAL:
             return derived.compact(self.fs, t, min_files=min_files, memory_mib=memory_mib)

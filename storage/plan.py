@@ -5,11 +5,11 @@ merged spans that have none (``storage.compaction`` streams the rows by it).
 ``make`` plans in the calling process. The collector's compactor plans elsewhere, so
 that the process streaming the rows never loads DuckDB — a library stays resident once
 loaded, and DuckDB's was ~38 MiB of the compactor's peak (``/proc/PID/smaps`` at the
-peak of ``benchmarks/ingest.py --compaction-interval 2``): on a local lake
-``plan_signal_tables`` plans a whole run's merges in ``python -m storage.plan`` before
-the compactor loads pyarrow (``collector.compactor.run``), so neither process waits
-beside the other; in a bucket ``make_in_child`` plans each merge just before it is made,
-on the inputs the merge downloaded. Both are a ``storage.process.call`` of this module.
+peak of ``benchmarks/ingest.py --compaction-interval 2``): on a local lake a whole run's
+merges are planned in ``python -m storage.plan_process`` before the compactor loads
+pyarrow (``collector.compactor.run``), so neither process waits beside the other; in a
+bucket ``make_in_child`` plans each merge just before it is made, on the inputs the
+merge downloaded.
 """
 
 from __future__ import annotations
@@ -18,12 +18,7 @@ import logging
 import os
 from typing import Any, Callable, NamedTuple, TypeVar
 
-if __name__ == "__main__":  # a plan's own process (storage.process.call): DuckDB and pyarrow, no numpy
-    from storage.process import without_numpy
-
-    without_numpy()
-
-import pyarrow as pa  # noqa: E402
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from storage import agents, process
@@ -31,7 +26,7 @@ from storage.files import DataFile
 from storage.fs import LakeFS
 from storage.queries import compaction as compaction_sql
 from storage.queries.tables import table_glob
-from storage.schema import SPANS, TABLES, Table
+from storage.schema import SPANS, Table
 
 log = logging.getLogger("otelbench.compaction")
 
@@ -69,8 +64,8 @@ def make(fs: LakeFS, t: Table, inputs: list[DataFile], params: dict[str, Any], h
 def make_in_child(fs: LakeFS, t: Table, inputs: list[DataFile], params: dict[str, Any], has_resolved: bool,
                   part: str, memory_mib: int) -> Plan:
     """``make``, in a process of its own (its warnings on our stderr; its failure raised here)."""
-    return process.call("storage.plan", ("merge", fs.location, t.name, inputs, params, has_resolved, part,
-                                         memory_mib), f"compacting {part}: the plan's process")
+    return process.call("storage.plan_process", ("merge", fs.location, t.name, inputs, params, has_resolved,
+                                                 part, memory_mib), f"compacting {part}: the plan's process")
 
 
 def with_growing_memory(run: Callable[[int], T], memory_mib: int, what: str) -> T:
@@ -133,37 +128,3 @@ def merge_connection(fs: LakeFS, memory_mib: int) -> Any:
     fs.attach(con)
     con.execute(compaction_sql.DISABLE_PROGRESS_BAR)  # it would draw on the collector's stdout
     return con
-
-
-def _answer(request: tuple[Any, ...]) -> Any:
-    """``python -m storage.plan``'s work (``storage.process.call``): a merge's plan
-    (``make_in_child``) or the first half of a compactor's run (``collector.compactor``)."""
-    # this file runs as __main__: what goes back must be made by the module itself, or
-    # its Plan would not unpickle in the caller
-    from storage import plan as module
-
-    job, *args = request
-    if job == "merge":  # the lake by its location (an object store's client does not pickle)
-        from storage.fs import open_fs
-
-        location, name, *rest = args
-        return module.make(open_fs(location), TABLES[name], *rest)
-    return module.plan_signal_tables(*args)  # "run"
-
-
-def plan_signal_tables(lake_path: str, owner: str | None, below_batch_id: str, min_files: int,
-                       memory_mib: int) -> dict[str, list[Any]]:
-    """Of every signal table: journals settled, merges chosen and planned
-    (``storage.compaction.plan_run``), for ``compaction.compact_planned``."""
-    from storage import compaction
-    from storage.fs import open_fs
-    from storage.schema import SIGNAL, tables
-
-    fs = open_fs(lake_path)
-    return {t.name: compaction.plan_run(fs, t, below_batch_id=below_batch_id, owner=owner, min_files=min_files,
-                                        memory_mib=memory_mib) for t in tables(SIGNAL)}
-
-
-if __name__ == "__main__":
-    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    process.answer(_answer)

@@ -32,11 +32,12 @@ from typing import Any
 import pyarrow as pa
 
 from storage import folding
-from storage.files import SEED_DATE, SEED_NAME, DataFile, data_files, partition_dir
-from storage.fs import LakeFS, open_fs
-from storage.queries import bind
+from storage.files import SEED_DATE, SEED_NAME, DataFile, conform_arrow, data_files, partition_dir
+from storage.fs import LakeFS
+from storage.location import open_fs
+from storage.queries import bind, lockdown, views
 from storage.queries import rollups as sql
-from storage.schema import CLUSTER_MEMBERS, EVALS, FAILURE_CLUSTERS, SPANS
+from storage.schema import CLUSTER_MEMBERS, EVALS, FAILURE_CLUSTERS, LOGS, SPANS
 
 # What the rollup's version follows: runs are recomputed from new spans and evals; new
 # clusters only make a new version (readers that cache by version then read them anew).
@@ -279,8 +280,6 @@ def _trace_ids(con: Any, fs: LakeFS, files: list[DataFile]) -> list[str]:
 def _connection(fs: LakeFS) -> Any:
     import duckdb
 
-    from storage.queries import lockdown, views
-
     con = duckdb.connect(":memory:", config={"memory_limit": MEMORY_LIMIT, "temp_directory": fs.spill_dir(),
                                              "preserve_insertion_order": False})
     fs.attach(con)
@@ -294,8 +293,6 @@ def _restrict(con: Any, fs: LakeFS, days: set[str]) -> None:
     """Point the connection's span and log views at the touched traces' rows in ``days``
     (a trace may cross midnight: the caller adds the neighbouring days), and its evals
     view at theirs."""
-    from storage.schema import LOGS
-
     files = {}
     for t in (SPANS, LOGS, EVALS):  # evals: every commit (they are not by the runs' days)
         files[t.name] = [fs.uri(f.path) for f in data_files(fs, t) if t is EVALS or _day(f) in days] + [
@@ -318,8 +315,6 @@ def _around(days: set[str]) -> set[str]:
 
 
 def _conform(table: pa.Table) -> pa.Table:
-    from storage.compaction import conform_arrow
-
     batches = [conform_arrow(b, RUNS_SCHEMA) for b in table.to_batches()]
     return pa.Table.from_batches(batches, RUNS_SCHEMA)
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import pytest
 
@@ -14,13 +15,14 @@ pytest_plugins = ["tests.model_fixture"]
 
 @pytest.fixture
 def make_collector(tmp_path: Path) -> Iterator:
-    """Start collectors with config overrides; all are stopped (gracefully) at teardown."""
+    """Start collectors with config overrides (``clock``: what the keys' quota windows read
+    as the time); all are stopped (gracefully) at teardown."""
     from collector.runtime import Collector
 
     started: list[Collector] = []
 
-    def make(**overrides) -> Collector:
-        c = Collector(collector_config(tmp_path, **overrides)).start()
+    def make(*, clock: Callable[[], float] = time.time, **overrides) -> Collector:
+        c = Collector(collector_config(tmp_path, **overrides), clock=clock).start()
         started.append(c)
         return c
 

@@ -12,8 +12,10 @@ trace is no longer a run).
 
 from __future__ import annotations
 
-from storage.queries.tables import span_attributes_sql, sql_string
-from storage.queries.views import COSTED
+from storage.queries.runs import COSTED
+from storage.queries.tables import derived_view_sql, span_attributes_sql, sql_string
+from storage.queries.views import span_messages_sql
+from storage.schema import EVALS
 
 PREVIEW_CHARS = 1000  # of a run's task and answer kept in the rollup (pages link to the run)
 
@@ -53,10 +55,6 @@ def restricted_source_sql(files: list[str], *, row_numbers: bool = False) -> str
 def restricted_views_sql(root: str, spans: list[str], logs: list[str], evals: list[str]) -> list[str]:
     """``spans``, ``logs``, ``span_messages`` (which reads the log files itself) and
     ``evals`` (latest wins, as its own view) over the touched traces' rows of those files."""
-    from storage.queries.tables import derived_view_sql
-    from storage.queries.views import span_messages_sql
-    from storage.schema import EVALS
-
     # spans.attributes as the lake's own view reads them (the moved keys put back)
     return [f"CREATE OR REPLACE VIEW spans AS SELECT * REPLACE ({span_attributes_sql()} AS attributes) "
             f"FROM {restricted_source_sql(spans)}",

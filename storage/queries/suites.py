@@ -12,6 +12,7 @@ arrived (still running, or stopped half-way) is ``incomplete`` and still shows i
 from __future__ import annotations
 
 from storage.queries.bench import BENCH_SCOPE, bench_attr, bench_spans
+from storage.queries.runs import COSTED_S, OUTERMOST
 from storage.queries.tables import sql_string
 
 Z = 1.96  # the 97.5 % normal quantile, as bench_runner/stats.py Z_975 (the same interval)
@@ -20,8 +21,6 @@ Z = 1.96  # the 97.5 % normal quantile, as bench_runner/stats.py Z_975 (the same
 def suite_cases_sql() -> str:
     """One row per case × repeat: the case span's verdict and evidence, with what the
     agent's own spans in that trace add up to (its name, cost, tokens, calls)."""
-    from storage.queries.views import COSTED_S, OUTERMOST  # views builds its DDL with this module
-
     return f"""CREATE OR REPLACE VIEW suite_cases AS
 WITH cases AS (
     -- one row per case span even if it was stored twice

@@ -40,6 +40,7 @@ from storage.queries import conventions
 from storage.queries.bench import bench_results_sql, bench_tests_sql
 from storage.queries.suites import suite_cases_sql, suite_runs_sql
 from storage.queries.tables import lake_location, parents_cte, read_table_sql, view_sql
+from storage.queries.runs import COSTED_S, OUTERMOST
 from storage.queries.tool_links import asked_id, tool_links_ctes
 from storage.schema import tables
 
@@ -191,10 +192,6 @@ WHERE t.span_type = 'tool'"""
 # One BIGINT orders both ways at once; arg_min on it is cheaper than on a (bool, ts) struct.
 _ROOT_FIRST = "((s.parent_span_id IS NOT NULL)::BIGINT << 60) + epoch_us(s.start_time)"
 _AT = "epoch_us(s.start_time)"
-# The outermost span that names an agent: the root if it names one, else an agent span,
-# else any; then the earliest (a span starts before what it calls, ties are common).
-OUTERMOST = ("((s.parent_span_id IS NOT NULL)::BIGINT << 61) + ((s.span_type IS DISTINCT FROM 'agent')::BIGINT << 60)"
-              " + epoch_us(s.start_time)")
 
 
 def _has_text(message: str, parts: str | None = None) -> str:
@@ -258,11 +255,7 @@ BENCH_SERVICE = "otelbench-bench"
 # non-NULL in some order", which is what arg_min's NULL-skipping gave before), so unused
 # ones are pruned, and the JSON is read once per run, after grouping (reading every
 # call's messages made `count(output)` over all runs 5x slower).
-# What a run's cost sums: its llm calls' costs, and what its agent spans report themselves
-# (otelbench.sdk's task.cost: an owner's cost that no instrumented call carries; no
-# instrumentation recorded in tests/testdata/recorded puts a cost on an agent span).
-COSTED = "span_type = 'llm' OR (span_type = 'agent' AND cost_source = 'reported')"
-COSTED_S = "s.span_type = 'llm' OR (s.span_type = 'agent' AND s.cost_source = 'reported')"
+# Its cost: what storage.queries.runs counts (COSTED_S).
 
 AGENT_RUNS_SQL = f"""CREATE OR REPLACE VIEW agent_runs AS
 WITH per_trace AS (

@@ -92,7 +92,7 @@ def test_the_compactor_merges_flushed_files_in_its_own_process(make_collector, t
 
     wait_for(compactor_seen)  # a run is started every interval, worth merging or not
     assert allocators == {COMPACTOR_ALLOCATOR_ENV["JE_ARROW_MALLOC_CONF"]}  # its pool hands pages back soon
-    # its merges were planned by a process of its own (storage.plan): DuckDB never loaded here
+    # its merges were planned by a process of its own (storage.plan_process): DuckDB never loaded here
     assert any("arrow" in name for name in libraries) and not any("duckdb" in name for name in libraries)
     # and pyarrow streamed the rows without numpy, which it would have loaded (storage.process.without_numpy)
     assert not any("_multiarray_umath" in name or "openblas" in name for name in libraries), libraries

@@ -89,13 +89,12 @@ def test_requests_per_minute_over_http_and_grpc(make_collector) -> None:
     import grpc
     from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 
-    c = make_collector(auth={"keys": keys()})
-    if time.time() % 60 > 50:  # all of it inside one clock minute
-        time.sleep(61 - time.time() % 60)
+    now = [time.time() // 60 * 60 + 20]  # 20 s into a minute, until the test moves it
+    c = make_collector(auth={"keys": keys()}, clock=lambda: now[0])
     assert [post(c, BOB).status_code for _ in range(3)] == [200, 200, 200]
     refused = post(c, BOB)
     assert refused.status_code == 429 and "requests_per_minute (3)" in refused.json()["message"]
-    assert 1 <= int(refused.headers["retry-after"]) <= 60
+    assert refused.headers["retry-after"] == "40"  # the rest of the minute
     channel = grpc.insecure_channel(f"127.0.0.1:{c.grpc_port}")
     stub = trace_service_pb2_grpc.TraceServiceStub(channel)
     with pytest.raises(grpc.RpcError) as err:
@@ -105,6 +104,8 @@ def test_requests_per_minute_over_http_and_grpc(make_collector) -> None:
         stub.Export(trace_service_pb2.ExportTraceServiceRequest(), metadata=(("x-bench-key", READER),), timeout=10)
     assert err.value.code() == grpc.StatusCode.PERMISSION_DENIED
     channel.close()
+    now[0] += 40  # the next minute: a new window
+    assert [post(c, BOB).status_code for _ in range(4)] == [200, 200, 200, 429]
 
 
 def test_the_windows_reset_on_the_minute_and_at_midnight_utc() -> None:

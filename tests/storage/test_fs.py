@@ -11,7 +11,8 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from storage.fs import LakeFS, LakeLocationError, open_fs
+from storage.fs import LakeFS, LakeLocationError
+from storage.location import open_fs
 
 
 def test_local_paths_and_file_uris(tmp_path: Path) -> None:

@@ -529,7 +529,7 @@ def compact_spans(lake: Lake, how: str) -> int:
         return lake.compact("spans", below_batch_id=bid(10), min_files=2, plan_in_child=how == "plan-in-child")
     from storage import process
 
-    planned = process.call("storage.plan", ("run", str(lake.root), None, bid(10), 2, 64), "the plan")
+    planned = process.call("storage.plan_process", ("run", str(lake.root), None, bid(10), 2, 64), "the plan")
     assert set(planned) == {"spans", "logs", "metrics"}
     return compaction_mod.compact_planned(lake.fs, SPANS, planned["spans"])
 

@@ -18,7 +18,8 @@ import pytest
 from otelbench.testing.rows import agent, batch, llm, span, tool
 from storage.duckdb import QueryError, open_lake
 from storage.files import data_files, owner_of
-from storage.fs import LakeLocationError, open_fs
+from storage.fs import LakeLocationError
+from storage.location import open_fs
 from storage.lake import Lake, LakeError
 from storage.objectstore import ObjectLakeFS, S3Options
 from storage.schema import SPANS

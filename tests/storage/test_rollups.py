@@ -103,7 +103,7 @@ def test_one_refresh_at_a_time(tmp_path: Path) -> None:
     Lake(tmp_path).init()
     folder = tmp_path / "_rollups" / "runs"
     folder.mkdir(parents=True)
-    from storage.fs import open_fs
+    from storage.location import open_fs
 
     fs = open_fs(tmp_path)
     with fs.lock(str(folder / "_refresh.lock")):
