@@ -7,7 +7,8 @@ what it was sent (the privacy rule). Non-streamed chat completions only.
 
 ``mode``: ``json`` answers ``{"reasoning": ..., "score": 0.75}`` (or exactly ``text``, when
 given); ``garbage`` answers prose with no grade in it; ``http500`` fails every completion. ``/v1/models`` always answers,
-so an endpoint check passes and the failure shows per run.
+so an endpoint check passes and the failure shows per run. ``held``: answers wait until
+``release()`` (a pass that stays in progress for as long as a test needs it to).
 """
 
 from __future__ import annotations
@@ -20,13 +21,17 @@ from types import TracebackType
 from typing import Any
 
 MODEL = "stub-judge"
+HOLD_MAX_S = 120.0  # a held answer goes out after this even if nobody releases it
 GARBAGE = "Well, it depends on many things; hard to say, honestly."
 
 
 class JudgeStub:
     def __init__(self, mode: str = "json", *, delay_s: float = 0.0, score: float = 0.75,
-                 text: str | None = None) -> None:
+                 text: str | None = None, held: bool = False) -> None:
         self.mode, self.delay_s, self.score, self.text = mode, delay_s, score, text
+        self._released = threading.Event()
+        if not held:
+            self._released.set()
         self.requests: list[dict[str, Any]] = []  # every chat completion's body
         self._lock = threading.Lock()
         self._stopped = False
@@ -55,6 +60,7 @@ class JudgeStub:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with stub._lock:
                     stub.requests.append(body)
+                stub._released.wait(HOLD_MAX_S)
                 if stub.delay_s:
                     time.sleep(stub.delay_s)
                 if not self.path.rstrip("/").endswith("/chat/completions"):
@@ -83,10 +89,15 @@ class JudgeStub:
         self._thread.start()
         return self
 
+    def release(self) -> None:
+        """Let held answers (and every later one) go out."""
+        self._released.set()
+
     def stop(self) -> None:
         """Go away, as a server that crashed does: later connections are refused."""
         if not self._stopped:
             self._stopped = True
+            self._released.set()
             self._server.shutdown()
             self._server.server_close()
 

@@ -7,6 +7,7 @@ processors (processors/) get polars DataFrames of them through the gateway.
 from __future__ import annotations
 
 from storage.queries.views import JUDGE_SERVICE
+from storage.queries.walked_agents import walked_agents_ctes
 
 
 def _own(agent: str, owner: str | None) -> str:
@@ -14,31 +15,56 @@ def _own(agent: str, owner: str | None) -> str:
     ``r``: a span of a private agent other than the run's (a sub-agent it invoked), or sent
     with a private owner's key other than the run's, does not ($private_agents,
     $private_owners) — its texts would reach the run's judge, its reasoning, its failure
-    text and so its cluster's terms, which readers not granted that agent see."""
-    rule = f"({agent} = r.agent OR NOT list_contains($private_agents, coalesce({agent}, '')))"
+    text and so its cluster's terms, which readers not granted that agent see. A span whose
+    agent is not known (its chain of parents broken) is not the run's own where anything is
+    private."""
+    rule = (f"(coalesce({agent} = r.agent, false) OR len($private_agents) = 0"
+            f" OR ({agent} IS NOT NULL AND NOT list_contains($private_agents, {agent})))")
     if owner is not None:
         rule += (f"\n  AND (coalesce({owner}, '') = coalesce(r.owner, '')"
                  f" OR NOT list_contains($private_owners, coalesce({owner}, '')))")
     return rule
 
 
-_SPAN_AGENT = "coalesce(s.resolved_agent, s.agent_name)"
+# The spans of some runs (CTE ``runs``: trace_id, agent, owner), each with its agent walked
+# over its whole trace (storage.queries.walked_agents): ``run_spans`` ending in ``owned``.
+# Only the columns the statements below read: a window's failed runs hold many spans.
+_SPAN_COLUMNS = ("trace_id, span_id, parent_span_id, resolved_agent, agent_name, request_agent, service_name, owner, "
+                 "span_type, status_code, status_message, error_type, error_message, tool_name, start_time")
+
+
+def _owned_spans(runs: str, *, attributes: bool = False) -> str:
+    more = ", CASE WHEN s.span_type = 'tool' THEN s.attributes END AS attributes" if attributes else ""
+    columns = ", ".join(f"s.{c}" for c in _SPAN_COLUMNS.split(", "))
+    return f"""run_spans AS MATERIALIZED (
+    SELECT {columns}{more}
+    FROM spans AS s JOIN (SELECT DISTINCT trace_id FROM {runs}) AS r ON r.trace_id = s.trace_id
+),
+{walked_agents_ctes("walked", "run_spans")},
+owned AS (
+    SELECT s.*, r.agent AS run_agent
+    FROM run_spans AS s
+    JOIN {runs} AS r ON r.trace_id = s.trace_id
+    LEFT JOIN walked AS w ON w.trace_id = s.trace_id AND w.span_id = s.span_id
+    WHERE {_own("w.agent", "s.owner")}
+)"""
+
 
 # A failed run's failing tool calls and its error, for the failure text (clustering).
-_TOOLS = f"""SELECT c.trace_id,
-       string_agg(CASE WHEN c.status = 'error' THEN c.tool_name || ': ' || coalesce(c.error_message, 'failed') END,
-                  '; ' ORDER BY c.start_time) AS failing_tools
-FROM tool_calls AS c JOIN runs AS r ON r.trace_id = c.trace_id
-WHERE {_own("c.agent", None)}
-GROUP BY c.trace_id"""
-_ERRORS = f"""SELECT s.trace_id,
+_TOOLS = """SELECT s.trace_id,
+       string_agg(s.tool_name || ': ' || coalesce(s.error_message, 'failed'), '; ' ORDER BY s.start_time)
+           AS failing_tools
+FROM owned AS s
+WHERE s.span_type = 'tool' AND s.status_code = 'error'
+GROUP BY s.trace_id"""
+_ERRORS = """SELECT s.trace_id,
        -- the run's own error (its root's) when it has one, else the latest span's
        coalesce(max(s.error_type) FILTER (WHERE s.parent_span_id IS NULL),
                 arg_max(s.error_type, s.start_time)) AS error_type,
        coalesce(max(coalesce(s.error_message, s.status_message)) FILTER (WHERE s.parent_span_id IS NULL),
                 arg_max(coalesce(s.error_message, s.status_message), s.start_time)) AS error_message
-FROM spans AS s JOIN runs AS r ON r.trace_id = s.trace_id
-WHERE s.status_code = 'error' AND {_own(_SPAN_AGENT, "s.owner")}
+FROM owned AS s
+WHERE s.status_code = 'error'
 GROUP BY s.trace_id"""
 
 # The runs a judge (model + version) has not scored yet, newest first: with an input or an
@@ -61,7 +87,9 @@ _GIVEN_RUNS = "(SELECT unnest($trace_ids) AS trace_id, unnest($agents) AS agent,
 # The tool calls of some runs, in call order, with their arguments and result as the
 # instrumentation recorded them (GenAI, OpenInference, OpenLLMetry names): the judge's
 # summary of a run's tools (processors.judge.runs.summarize_tools).
-TOOL_CALLS_OF_RUNS = f"""SELECT s.trace_id, s.tool_name,
+TOOL_CALLS_OF_RUNS = f"""WITH RECURSIVE given AS {_GIVEN_RUNS},
+{_owned_spans("given", attributes=True)}
+SELECT s.trace_id, s.tool_name,
        CASE WHEN s.status_code = 'error' THEN 'error' ELSE 'ok' END AS status,
        coalesce(s.error_message, s.status_message) AS error_message,
        coalesce(json_extract_string(s.attributes, '$."gen_ai.tool.call.arguments"'),
@@ -70,25 +98,27 @@ TOOL_CALLS_OF_RUNS = f"""SELECT s.trace_id, s.tool_name,
        coalesce(json_extract_string(s.attributes, '$."gen_ai.tool.call.result"'),
                 json_extract_string(s.attributes, '$."output.value"'),
                 json_extract_string(s.attributes, '$."traceloop.entity.output"')) AS result
-FROM spans AS s JOIN {_GIVEN_RUNS} AS r ON r.trace_id = s.trace_id
-WHERE s.span_type = 'tool' AND {_own(_SPAN_AGENT, "s.owner")}
+FROM owned AS s
+WHERE s.span_type = 'tool'
 ORDER BY s.trace_id, s.start_time, s.span_id"""
 
 # What went wrong in some runs: the status messages of their failed agent and llm spans.
-ERRORS_OF_RUNS = f"""SELECT s.trace_id,
+ERRORS_OF_RUNS = f"""WITH RECURSIVE given AS {_GIVEN_RUNS},
+{_owned_spans("given")}
+SELECT s.trace_id,
        string_agg(DISTINCT s.status_message, '; ' ORDER BY s.status_message) AS error_summary
-FROM spans AS s JOIN {_GIVEN_RUNS} AS r ON r.trace_id = s.trace_id
+FROM owned AS s
 WHERE s.status_code = 'error' AND s.span_type IN ('agent', 'llm') AND s.status_message IS NOT NULL
-  AND {_own(_SPAN_AGENT, "s.owner")}
 GROUP BY s.trace_id"""
 
 # The failures of the window: runs that errored, and judged runs scoring below a threshold.
-FAILURES = f"""WITH runs AS (
+FAILURES = f"""WITH RECURSIVE runs AS MATERIALIZED (
     SELECT trace_id, agent, start_time, status, output, eval_score, owner
     FROM agent_runs
     WHERE start_time >= $since AND (status = 'error' OR eval_score < $score_below)
       AND ($agent IS NULL OR agent = $agent)
 ),
+{_owned_spans("runs")},
 tools AS ({_TOOLS}),
 errors AS ({_ERRORS})
 SELECT r.trace_id, r.agent, r.start_time, r.status, e.error_type, e.error_message, t.failing_tools,

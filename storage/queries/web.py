@@ -16,6 +16,7 @@ from storage.queries.rollups import RUNS_CTE
 from storage.queries.tables import derived_select_sql, narrowed_source_sql, read_files_sql, span_attributes_sql
 from storage.queries.tool_links import asked_id, tool_links_ctes
 from storage.queries.views import span_messages_select
+from storage.queries.walked_agents import walked_agents_ctes
 from storage.schema import EVALS
 
 
@@ -75,18 +76,28 @@ WHERE trace_id = $trace_id AND {_VISIBLE}"""
 # groups of those times (the lake sorts spans by type, then start time). A span of a
 # private agent (a sub-agent the run invoked: its resolved agent) or sent with a private
 # owner's key is ``redacted``: its type, times, status, tokens and cost stay (they are
-# the run's), its name and agent read PRIVATE_AGENT, and it carries no other text ...
+# the run's), its name and agent read PRIVATE_AGENT, and it carries no other text. Its
+# agent is walked over the run's spans (storage.queries.walked_agents): a span that came in
+# before its parent has no resolved agent yet, and one whose chain stays broken is
+# redacted too where anything is private ...
 PRIVATE_AGENT = "private agent"
-RUN_SPANS = f"""WITH s AS (
-    SELECT *, list_contains($private_agents, coalesce(resolved_agent, agent_name))
-              OR list_contains($private_owners, coalesce(owner, '')) AS redacted
-    FROM {read_files_sql("span_files")}
+RUN_SPANS = f"""WITH RECURSIVE run_spans AS MATERIALIZED (
+    SELECT * FROM {read_files_sql("span_files")}
     WHERE trace_id = $trace_id AND start_time BETWEEN $since AND $until
+),
+{walked_agents_ctes("walked", "run_spans")},
+s AS (
+    SELECT r.*, w.agent AS walked_agent,
+           list_contains($private_agents, w.agent)
+           OR (w.agent IS NULL AND len($private_agents) > 0)
+           OR list_contains($private_owners, coalesce(r.owner, '')) AS redacted
+    FROM run_spans AS r
+    LEFT JOIN walked AS w ON w.trace_id = r.trace_id AND w.span_id = r.span_id
 )
 SELECT span_id, parent_span_id, CASE WHEN redacted THEN '{PRIVATE_AGENT}' ELSE name END AS name, span_type,
        CASE WHEN NOT redacted THEN service_name END AS service_name, start_time, duration_ms, status_code,
        CASE WHEN NOT redacted THEN status_message END AS status_message,
-       CASE WHEN redacted THEN '{PRIVATE_AGENT}' ELSE coalesce(resolved_agent, agent_name) END AS agent,
+       CASE WHEN redacted THEN '{PRIVATE_AGENT}' ELSE walked_agent END AS agent,
        CASE WHEN NOT redacted THEN request_model END AS request_model,
        CASE WHEN NOT redacted THEN tool_name END AS tool_name, input_tokens, output_tokens, cost_usd, cost_source,
        CASE WHEN NOT redacted THEN input_messages END AS input_messages,

@@ -213,11 +213,12 @@ def test_an_endpoint_that_dies_mid_pass_keeps_what_was_written(tmp_path, collect
 @pytest.mark.slow
 def test_two_passes_at_once_on_one_lake_do_not_double_anything(tmp_path, lake_with_runs):
     lake, ids, _ = lake_with_runs
-    with JudgeStub(delay_s=0.2) as stub:
+    with JudgeStub(held=True) as stub:  # the first pass stays in progress until the second has tried
         cfg = config(tmp_path, lake, endpoint=stub.base_url, model="stub-judge", concurrency=1)
         first = _in_background(cfg)
         wait_for(lambda: len(stub.requests) > 0, timeout_s=60, what="the first pass judging")
         second = otelbench("--config", str(cfg))
+        stub.release()
         out, err = first.communicate(timeout=120)
     assert second.returncode == 1 and "another otelbench process is running" in second.stderr
     assert first.returncode == 0, err
