@@ -1,4 +1,4 @@
-"""Failure clustering benchmark (issue #11): 100,000 failures embedded and clustered.
+"""Failure clustering benchmark: 100,000 failures embedded and clustered.
 
 Target: ≤ 60 s and ≤ 2 GB peak RSS on the 2-core development machine.
 

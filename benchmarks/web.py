@@ -14,7 +14,7 @@ Then starts ``otelbench web`` on the lake and prints: the time from start to the
 answer, and the first request's own latency; then, per route, p50/p95 of --requests
 requests from --clients concurrent clients (one asyncio process; the server and the
 clients share this machine's cores, so figures are pessimistic for the server); then
-the web process's RSS. Targets (issue #12): pages and JSON p95 <= 150 ms, badge p95 <=
+the web process's RSS. Targets: pages and JSON p95 <= 150 ms, badge p95 <=
 20 ms, first request <= 1 s, RSS <= 500 MB.
 """
 

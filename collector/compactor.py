@@ -31,11 +31,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("otelbench.compactor")
 
 COMPACTOR_NICENESS = 10
-# A merge streams a few MB a batch through Arrow's jemalloc pool (storage.process): with
-# its freed pages handed back after 100 ms instead of 1 s, a merge of 400 k spans peaked
-# at 239 instead of 258 MiB (memory_mib 32; 268-280 vs 322 MiB with mimalloc at 64). Not
-# for the flusher, where the same setting cost ~1 us of CPU per span (pages faulted in
-# again every batch). A user's own value wins.
+# A merge streams a few MB a batch through Arrow's jemalloc pool (storage.process): handing
+# its freed pages back after 100 ms lowers the compactor's peak. Not for the flusher, where
+# the pages would be faulted in again every batch (docs/performance.md, "Why the defaults
+# are what they are"). A user's own value wins.
 ALLOCATOR_ENV = {"JE_ARROW_MALLOC_CONF": "dirty_decay_ms:100,muzzy_decay_ms:0"}
 
 

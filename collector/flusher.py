@@ -6,8 +6,8 @@ that overlap: the main thread reads the log, cuts batches and normalizes them
 (decoding and polars hold the GIL), and a writer thread encodes, compresses and
 fsyncs each batch's Parquet files (Arrow releases the GIL), then checkpoints. At most
 two batches are in flight (one written, one normalized), so a worker's memory is
-bounded by two batches. One process with two stages does on two cores what two
-processes did, without a second interpreter's ~170 MiB.
+bounded by two batches. One process with two stages keeps two cores busy without a
+second interpreter's ~170 MiB.
 
 With several workers, worker *k* of *N* owns the log records whose checksum is *k* mod
 *N* (a retried request has the same bytes, hence the same checksum and the same
@@ -341,14 +341,11 @@ class _Writer(threading.Thread):
             self.failure = exc
 
 
-# Each batch allocates ~100 MB of short-lived buffers; a glibc heap that handed them back
-# to the kernel at once would pay for them again as page faults on the next batch
-# (ptars' and numpy's buffers are glibc's). Polars' jemalloc keeps its decay defaults (it
-# returns memory after ~1 s idle: keeping it all cost ~20 MiB of peak RSS for no
-# measurable speed; returning it at once, 22 MiB less for 14 % fewer spans/s) but has one
-# arena, not one per thread for 4 per core: what the normalizing thread frees, polars'
-# own thread reuses (benchmarks/ingest.py, five runs each: 273 vs 276 MiB summed PSS,
-# 273-274 vs 269-279, the same spans/s). Arrow's pool: storage.process.ARROW_ALLOCATOR_ENV.
+# Each batch allocates ~100 MB of short-lived buffers (ptars' and numpy's are glibc's): a
+# glibc heap that handed them back to the kernel at once would pay for them again as page
+# faults on the next batch. Polars' jemalloc keeps its decay defaults but one arena, so
+# what the normalizing thread frees polars' own thread reuses. Figures: docs/performance.md
+# ("Why the defaults are what they are"); Arrow's pool: storage.process.ARROW_ALLOCATOR_ENV.
 # The workers start with these where the user has not set them (storage.process.Child's
 # ``defaults``).
 ALLOCATOR_ENV = {

@@ -4,12 +4,11 @@ merged spans that have none (``storage.compaction`` streams the rows by it).
 
 ``make`` plans in the calling process. The collector's compactor plans elsewhere, so
 that the process streaming the rows never loads DuckDB — a library stays resident once
-loaded, and DuckDB's was ~38 MiB of the compactor's peak (``/proc/PID/smaps`` at the
-peak of ``benchmarks/ingest.py --compaction-interval 2``): on a local lake a whole run's
-merges are planned in ``python -m storage.plan_process`` before the compactor loads
-pyarrow (``collector.compactor.run``), so neither process waits beside the other; in a
-bucket ``make_in_child`` plans each merge just before it is made, on the inputs the
-merge downloaded.
+loaded, and DuckDB would add tens of MiB to the compactor's peak (docs/performance.md):
+on a local lake a whole run's merges are planned in ``python -m storage.plan_process``
+before the compactor loads pyarrow (``collector.compactor.run``), so neither process
+waits beside the other; in a bucket ``make_in_child`` plans each merge just before it is
+made, on the inputs the merge downloaded.
 """
 
 from __future__ import annotations
@@ -115,9 +114,9 @@ def merge_connection(fs: LakeFS, memory_mib: int) -> Any:
     receiver and the flusher), half of ``memory_mib``, spilling to ``<root>/_tmp``.
 
     Its allocator's background thread hands back what the plan used once the connection
-    is closed: without it DuckDB's allocator kept ~30 MiB of the plan through the
-    streaming half of the merge in about half the runs (it purges only when asked to
-    allocate again): a merge of 400 k spans peaked at 267-279 MiB, with it 249-258."""
+    is closed: without it DuckDB's allocator, which purges only when asked to allocate
+    again, can keep the plan's memory through the streaming half of the merge
+    (docs/performance.md)."""
     import duckdb  # lazy: only compaction needs it, not the collector's hot path
 
     tmp_dir = fs.spill_dir()

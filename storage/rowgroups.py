@@ -1,10 +1,9 @@
 """Compaction's writer: a stream of rows → row groups that readers can skip, in bounded memory.
 
-Compaction used to sort a whole partition in DuckDB. With real spans (kilobytes of
-message and attribute text each) DuckDB's sort cannot spill those strings: 200,000 spans
-ran out of a 512 MB limit. Now DuckDB reads only the key columns (to find repeats and
-agents), pyarrow streams the rows, and this writer gives the files the layout the sort
-was for:
+DuckDB's sort cannot spill the kilobytes of message and attribute text real spans carry
+(200,000 spans run out of a 512 MB limit), so compaction does not sort a partition in
+DuckDB: DuckDB reads only the key columns (to find repeats and agents), pyarrow streams
+the rows, and this writer gives the files the layout a sort would:
 
 - rows are bucketed by the table's first sort key (``span_type`` for spans), so a row
   group holds one span type and ``WHERE span_type = 'llm'`` skips the others by their

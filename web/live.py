@@ -89,7 +89,7 @@ class Hub:
         self._lock = threading.Lock()  # topics change on the loop; /metrics reads them from a thread
         self.ready = False  # the pump's sources noted where they start: from now on is news
         self.counts: Counter[str] = Counter()
-        self.feed_counts: Counter[str] = Counter()  # the pump's web.feed counters, copied each round
+        self.feed_counts: Counter[str] = Counter()  # the pump's web.feed counters, copied each poll
 
     # -- viewers ---------------------------------------------------------------------------
     def subscribe(self, topic: str, privacy: Privacy | None = None) -> Viewer | None:
@@ -163,7 +163,7 @@ class Hub:
                     self.counts["queued"] += 1
 
     async def deliver(self, messages: list[Out], privacy: Privacy | None = None) -> None:
-        """``publish`` a round's messages ``STEP`` at a time, letting the viewers' senders run
+        """``publish`` a poll's messages ``STEP`` at a time, letting the viewers' senders run
         in between: a burst larger than a queue (a poll can read thousands of spans) then
         drops only the viewers that cannot take it, not every viewer."""
         for i in range(0, len(messages), STEP):

@@ -1,4 +1,4 @@
-"""Failure clustering (issue #11) as pure functions: failed runs in, clusters per agent out.
+"""Failure clustering as pure functions: failed runs in, clusters per agent out.
 
 ``cluster_failures`` (cluster.py) is the entry point; ``insights_json`` (result.py) the
 JSON form for the web. One concept per module:

@@ -1,4 +1,4 @@
-"""Failure clustering, issue #11: failed runs in, clusters per agent out.
+"""Failure clustering: failed runs in, clusters per agent out.
 
 ``cluster_failures`` is the processor's one pure step: the runs of one or more agents
 (already read from the lake) in, ``ClusterResult`` out (``result.py``), no I/O of its own,
@@ -37,7 +37,7 @@ from processors.clustering.terms import TOP_TERMS, class_terms
 from processors.clustering.text import FailureParts, failure_frame, select_failures
 from processors.clustering.vectors import failure_vectors
 
-SCORE_BELOW = 0.5             # processors.clusters.score_below's default (issue #11)
+SCORE_BELOW = 0.5             # processors.clusters.score_below's default
 MIN_CLUSTER_SIZE_FLOOR = 5    # min_cluster_size = max(5, 1% of the agent's failures)
 MIN_CLUSTER_SIZE_SHARE = 0.01
 MIN_SAMPLES_CAP = 5           # min_samples = min(5, min_cluster_size): see default_min_samples

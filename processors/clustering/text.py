@@ -1,6 +1,6 @@
 """A failed run as one line of text, with what varies between repeats normalized away.
 
-Issue #11: the text of a failure is its error type and message, the failing tool calls and
+The text of a failure is its error type and message, the failing tool calls and
 their errors and the last output, with ids, numbers, hex, paths and timestamps replaced by
 placeholders, so that "timed out after 31s" and "timed out after 7s" read alike. Failures
 repeat, so normalization is also what lets the embedder see each distinct failure once
@@ -183,7 +183,7 @@ def failure_text(error_type: str | None, error_message: str | None, failing_tool
 
 
 def select_failures(runs: pl.DataFrame, score_below: float) -> pl.DataFrame:
-    """The runs issue #11 clusters: ``status = 'error'``, or a latest score below
+    """The runs clustering takes: ``status = 'error'``, or a latest score below
     ``score_below``. Successes and unscored ok runs are left out."""
     return runs.filter((pl.col("status") == "error") | (pl.col("score").is_not_null() & (pl.col("score") < score_below)))
 

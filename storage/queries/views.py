@@ -176,8 +176,8 @@ FROM calls AS c"""
 
 
 # The link across spans (storage.queries.tool_links) is a view of its own: in tool_calls,
-# even unread, its scans cost DuckDB's binder every file's metadata again (GROUP BY agent
-# over 2 M spans: 170 -> 540 ms), and reading it over a whole lake parses every llm call's
+# even unread, its scans cost DuckDB's binder every file's metadata again (docs/performance.md,
+# "Tool calls and their link"), and reading it over a whole lake parses every llm call's
 # output. Join it on (trace_id, span_id) for the runs you need.
 TOOL_CALL_LINKS_SQL = f"""CREATE OR REPLACE VIEW tool_call_links AS
 WITH {tool_links_ctes()}
@@ -252,7 +252,7 @@ BENCH_SERVICE = "otelbench-bench"
 # Its output: the final answer — the last assistant message with text of the root, else
 # of the outermost agent span, else of the last call with output; a tool call is never a
 # run's output. Every candidate is an aggregate of its own (a FILTER, never "the first
-# non-NULL in some order", which is what arg_min's NULL-skipping gave before), so unused
+# non-NULL in some order", which is what arg_min's NULL-skipping would give), so unused
 # ones are pruned, and the JSON is read once per run, after grouping (reading every
 # call's messages made `count(output)` over all runs 5x slower).
 # Its cost: what storage.queries.runs counts (COSTED_S).

@@ -412,7 +412,7 @@ def test_run_concurrent_overlaps_streams(stub: StubServer) -> None:
     url = stub.base_url("paced", ttft_ms=20, rate=50, n=10)  # ~200 ms each, mostly waiting
     # One client per thread, made beforehand: building an httpx.Client costs ~40 ms of CPU.
     clients = [httpx.Client(trust_env=False) for _ in range(4)]
-    # Each round of runs starts only once all four clients are in it: run back to back
+    # Each set of runs starts only once all four clients are in it: run back to back
     # instead of at once, they would break the barrier (counted as crashes).
     together = threading.Barrier(4)
 

@@ -213,8 +213,8 @@ AGENTS = [
     ({"traceloop.span.kind": "agent", "traceloop.entity.name": "researcher"}, "x", PARENT, "researcher", None),
     ({"traceloop.span.kind": "task", "traceloop.entity.name": "step"}, "x", PARENT, None, None),
     ({"gen_ai.operation.name": "invoke_agent"}, "invoke_agent helper", PARENT, "helper", None),
-    # an agent span without a name, a GenAI root: no name (issue #10: a service-name
-    # fallback on a root outranked a real agent span below it; the views fall back instead)
+    # an agent span without a name, a GenAI root: no name (a service-name fallback on a root
+    # would outrank a real agent span below it; the views fall back instead)
     ({"gen_ai.operation.name": "invoke_agent"}, "invoke_agent", PARENT, None, None),
     ({"openinference.span.kind": "AGENT"}, "run", PARENT, None, None),
     ({"gen_ai.operation.name": "chat"}, "chat m", b"", None, None),

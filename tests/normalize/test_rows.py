@@ -163,7 +163,7 @@ def test_agent(attrs: dict, name: str, parent: bytes, agent: str | None, agent_i
 
 def test_a_root_of_a_genai_trace_is_not_named_after_the_service() -> None:
     """The service is the views' last fallback for a run's agent, after every span of the
-    run that names one; baked into the root it outranked them (issue #10)."""
+    run that names one; baked into the root it would outrank them."""
     root = make_span({"http.route": "/ask"}, name="POST /ask", parent=b"")
     child = make_span({"gen_ai.operation.name": "chat"}, name="chat m", span_id=b"\x05" * 8, parent=SPAN_ID)
     other_trace_root = make_span({}, name="GET /health", parent=b"", trace=b"\x09" * 16)

@@ -46,7 +46,7 @@ def first(minilm: MiniLMEmbedder, planted: pl.DataFrame) -> ClusterResult:
 
 
 def test_planted_families_are_recovered(first: ClusterResult, planted: pl.DataFrame) -> None:
-    """Issue #11: ARI >= 0.8 against the planted families (measured 0.99-1.00 over seeds
+    """ARI >= 0.8 against the planted families (measured 0.99-1.00 over seeds
     0-5, 0.92-0.95 without merge.py: a family split by wording), the successes left out."""
     assert _ari(first, planted) >= 0.8
     scored = _truth(first, planted)
@@ -121,7 +121,7 @@ def test_the_kdtree_fallback_keeps_the_families(minilm: MiniLMEmbedder, planted:
 def test_the_kdtree_fallback_at_scale(minilm: MiniLMEmbedder) -> None:
     """20,000 failures of all 75 families (sizes as benchmarks/cluster.py draws them; 3,913
     distinct texts): the fallback within 0.05 of the exact path's ARI (measured 0.76 and
-    0.76; with the floor itself as epsilon on PCA-32 rows, the earlier choice, 0.08).
+    0.76; with the floor itself as epsilon on PCA-32 rows, 0.08).
     ~30 s on the 2-core machine."""
     weights = [(rank + 1) ** -0.8 for rank in range(len(FAMILIES))]
     sizes = [int(19_400 * w / sum(weights)) for w in weights]

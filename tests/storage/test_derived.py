@@ -25,7 +25,7 @@ from storage.schema import derived_table
 
 REPO = Path(__file__).resolve().parents[2]
 
-# The shapes issue #11's tables will have: judge scores (a re-judged run replaces its
+# The shapes of the processors' tables: judge scores (a re-judged run replaces its
 # score), failure clusters per agent (each clustering run replaces that agent's set),
 # and a table replaced as a whole.
 TEST_TABLES = """

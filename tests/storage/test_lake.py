@@ -463,7 +463,7 @@ def test_compaction_memory_is_bounded(tmp_path: Path) -> None:
         assert lake.compact("spans", below_batch_id="9" * 20, min_files=8, target_bytes=4 << 30) == 8
         # VmHWM: this process's own peak. Not ru_maxrss, which Linux raises at exec to the
         # peak of the process it replaced: a child spawned by pytest would report the
-        # whole test session's peak (the 834 MB and 1.05 GB once seen here, unexplained)
+        # whole test session's peak
         print(next(line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM:")))
         """
     )

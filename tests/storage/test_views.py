@@ -213,7 +213,7 @@ def test_a_root_without_an_agent_name_falls_back_to_the_first_agent_span(lake: L
         assert one(gw, "SELECT agent FROM agent_runs") == {"agent": "first"}
 
 
-# ------------------------------------------------------------------ a run's agent, input, output (issue #10)
+# ------------------------------------------------------------------ a run's agent, input, output
 def msg(role: str, text: str) -> dict:
     return {"role": role, "parts": [{"type": "text", "content": text}]}
 
@@ -303,7 +303,8 @@ def test_the_final_answer_is_what_a_message_says_after_its_last_tool_part(lake: 
 
 
 def test_empty_and_malformed_messages_are_no_input_or_output(lake: Lake) -> None:
-    """LangGraph dicts read wrongly used to give an empty user message and empty answers."""
+    """Empty or malformed messages (LangGraph dicts, say) are no input and no output, not an
+    empty user message and empty answers."""
     lake.write_batch("01", batch(spans=[
         agent(1, 1, name="a", input_messages=j([msg("user", "")]), output_messages=j([msg("assistant", "")] * 4)),
         llm(1, 2, 1, at=0.1, input_messages="not json", output_messages=j([{"role": "assistant", "parts": []}])),
@@ -398,7 +399,7 @@ def test_the_scenario_agents(lake: Lake) -> None:
         tools = gw.query("SELECT span_id[-1:], agent, status FROM tool_calls ORDER BY 1").rows
         messages = gw.query("SELECT span_id[-1:], input_messages, output_messages FROM llm_calls WHERE trace_id = $t ORDER BY 1",
                             {"t": f"{1:032x}"}).rows
-    # 7 and 8 sit under the plain step 6, under the agent: its agent, at any depth (issue #10)
+    # 7 and 8 sit under the plain step 6, under the agent: its agent, at any depth
     assert rows == [("1/2", "triage"), ("1/3", "triage"), ("1/4", "triage"), ("1/7", "triage"), ("1/9", "svc"),
                     ("2/2", "night"), ("2/3", "night"), ("3/1", "svc-3"), ("4/2", "self-named")]
     assert tools == [("5", "triage", "error"), ("8", "triage", "ok")]
