@@ -4,11 +4,12 @@ merged spans that have none (``storage.compaction`` streams the rows by it).
 
 ``make`` plans in the calling process. The collector's compactor plans elsewhere, so
 that the process streaming the rows never loads DuckDB — a library stays resident once
-loaded, and DuckDB would add tens of MiB to the compactor's peak (docs/performance.md):
-on a local lake a whole run's merges are planned in ``python -m storage.plan_process``
-before the compactor loads pyarrow (``collector.compactor.run``), so neither process
-waits beside the other; in a bucket ``make_in_child`` plans each merge just before it is
-made, on the inputs the merge downloaded.
+loaded, and DuckDB's was ~38 MiB of the compactor's peak (``/proc/PID/smaps`` at the
+peak of ``benchmarks/ingest.py --compaction-interval 2``): on a local lake a whole run's
+merges are planned in ``python -m storage.plan_process`` before the compactor loads
+pyarrow (``collector.compactor.run``), so neither process waits beside the other; in a
+bucket ``make_in_child`` plans each merge just before it is made, on the inputs the
+merge downloaded.
 """
 
 from __future__ import annotations
