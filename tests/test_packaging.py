@@ -48,8 +48,10 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def _venv(where: Path, wheel: Path) -> Path:
-    """A fresh virtualenv (no system site-packages) with ``wheel`` pip-installed; its bin."""
+    """A fresh virtualenv (no system site-packages) with ``wheel`` pip-installed (pip upgraded
+    first, as scripts/setup.sh does); its bin."""
     _run(sys.executable, "-m", "venv", where, cwd=where.parent, timeout=120)
+    _run(where / "bin" / "python", "-m", "pip", "install", "-q", "--upgrade", "pip", cwd=where.parent, timeout=300)
     _run(where / "bin" / "python", "-m", "pip", "install", "-q", wheel, cwd=where.parent, timeout=1800)
     return where / "bin"
 
