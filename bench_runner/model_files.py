@@ -19,7 +19,7 @@ from difflib import SequenceMatcher
 from enum import StrEnum
 from pathlib import Path
 
-from bench_runner.gguf import SHARD_NAME, GgufError, GgufInfo, read_gguf
+from otelbench.bench_runner.gguf import SHARD_NAME, GgufError, GgufInfo, read_gguf
 
 
 class Status(StrEnum):

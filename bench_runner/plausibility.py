@@ -28,9 +28,9 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
-from bench_runner.gguf import GgufInfo
-from bench_runner.hardware import Hardware
-from bench_runner.stats import summarize
+from otelbench.bench_runner.gguf import GgufInfo
+from otelbench.bench_runner.hardware import Hardware
+from otelbench.bench_runner.stats import summarize
 
 TYPICAL_EFFICIENCY = (0.6, 0.85)  # share of peak bandwidth real decode kernels reach
 GUIDE_SLACK = 2.0  # a measured or estimated limit may be this far too low before we call it impossible

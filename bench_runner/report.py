@@ -20,8 +20,8 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from storage.labels import model_label
-from bench_runner.tables import Column, fitting_tables
+from otelbench.storage.labels import model_label
+from otelbench.bench_runner.tables import Column, fitting_tables
 
 HEADLINE_CASE = "medium-200"
 PREFILL_CASE = "prefill-2k"

@@ -21,12 +21,12 @@ from typing import Any, Callable
 import httpx
 from opentelemetry.trace import SpanContext
 
-from bench_runner import plausibility, speed, stats, suites
-from bench_runner.client import ErrorKind, RunResult, http_client, measure_run
-from bench_runner.model_files import GgufLookup, Status, default_roots, locate_gguf
-from bench_runner.hardware import Hardware
-from bench_runner.servers import ServerInfo
-from bench_runner.spans import BenchSpans, record_reply, record_run, record_summary
+from otelbench.bench_runner import plausibility, speed, stats, suites
+from otelbench.bench_runner.client import ErrorKind, RunResult, http_client, measure_run
+from otelbench.bench_runner.model_files import GgufLookup, Status, default_roots, locate_gguf
+from otelbench.bench_runner.hardware import Hardware
+from otelbench.bench_runner.servers import ServerInfo
+from otelbench.bench_runner.spans import BenchSpans, record_reply, record_run, record_summary
 
 RESULT_SCHEMA_VERSION = 1
 QUICK_TESTS = 4  # --quick: the tests judged on the suite's first replies (distinct requests)

@@ -26,8 +26,8 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 from urllib.parse import urlparse
 
-from bench_runner.client import RunResult
-from bench_runner.suites import TestResult
+from otelbench.bench_runner.client import RunResult
+from otelbench.bench_runner.suites import TestResult
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
@@ -35,7 +35,7 @@ from opentelemetry.trace import INVALID_SPAN_CONTEXT as _INVALID
 from opentelemetry.context import Context
 from opentelemetry.trace import Link, NonRecordingSpan, Span, SpanContext, Status, StatusCode, Tracer, set_span_in_context
 
-from collector import DEFAULT_URL
+from otelbench.collector import DEFAULT_URL
 
 SERVICE_NAME = "otelbench-bench"
 SCOPE_NAME = "otelbench.bench_runner"  # the lake's bench views select on it (spans.scope_name)

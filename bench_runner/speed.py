@@ -12,9 +12,9 @@ from typing import Any, Callable
 
 import httpx
 
-from bench_runner import stats
-from bench_runner.client import RunResult, measure_run
-from bench_runner.spans import BenchSpans, record_run
+from otelbench.bench_runner import stats
+from otelbench.bench_runner.client import RunResult, measure_run
+from otelbench.bench_runner.spans import BenchSpans, record_run
 
 SPEED_VERSION = "speed-v1"
 

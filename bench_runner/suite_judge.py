@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench_runner.agent_suite import Case
-from bench_runner.suite_run import JudgeUnavailable, case_input_text
-from bench_runner.suites import Verdict
-from storage.labels import model_label
+from otelbench.bench_runner.agent_suite import Case
+from otelbench.bench_runner.suite_run import JudgeUnavailable, case_input_text
+from otelbench.bench_runner.suites import Verdict
+from otelbench.storage.labels import model_label
 
 PASS_SCORE = 0.5
 MAX_ANSWER_CHARS = 4000
@@ -50,7 +50,7 @@ class SuiteJudge:
     def __init__(self, base_url: str, model: str | None = None, api_key: str = "local", timeout_s: float = 60.0):
         import openai
 
-        from processors.judge.endpoint import Endpoint  # polars: only a suite with judged cases
+        from otelbench.processors.judge.endpoint import Endpoint  # polars: only a suite with judged cases
 
         client = openai.OpenAI(base_url=base_url, api_key=api_key)
         if model is None:
@@ -63,8 +63,8 @@ class SuiteJudge:
         self.endpoint = Endpoint(client, model, timeout_s=timeout_s)
 
     def __call__(self, case: Case, answer: str) -> Verdict:
-        from processors.judge.endpoint import CallFailed, JudgeEndpointError
-        from processors.judge.parse import UnusableAnswer, is_template_slot, parse_answer
+        from otelbench.processors.judge.endpoint import CallFailed, JudgeEndpointError
+        from otelbench.processors.judge.parse import UnusableAnswer, is_template_slot, parse_answer
 
         try:
             completion = self.endpoint.complete(messages(case, answer), max_tokens=200, schema=SCHEMA, logprobs=False)

@@ -30,10 +30,10 @@ from typing import Any
 from opentelemetry.trace import format_span_id, format_trace_id, set_span_in_context
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from bench_runner import environment
-from bench_runner.agent_suite import AgentSuite, Case, check, check_python
-from bench_runner.stats import wilson_95
-from bench_runner.suites import Verdict
+from otelbench.bench_runner import environment
+from otelbench.bench_runner.agent_suite import AgentSuite, Case, check, check_python
+from otelbench.bench_runner.stats import wilson_95
+from otelbench.bench_runner.suites import Verdict
 
 MAX_STDOUT_BYTES = 1 << 20  # more than this and the agent is stopped: the case fails as a flood
 STDERR_TAIL_BYTES = 4096

@@ -41,8 +41,8 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench_runner.client import RunResult, measure_run  # noqa: E402
-from bench_runner.stats import summarize  # noqa: E402
+from otelbench.bench_runner.client import RunResult, measure_run  # noqa: E402
+from otelbench.bench_runner.stats import summarize  # noqa: E402
 
 TTFTS_MS = (50.0, 200.0)
 RATES = (20.0, 100.0, 500.0, 2000.0)
@@ -186,7 +186,7 @@ def model_vs_server(runs: int) -> None:
     load1, _, _ = os.getloadavg()
     print(f"\n== client vs llama-server's own timings, SmolLM2-135M Q4_1, {runs} runs + 1 warm-up; "
           f"load average {load1:.1f}")  # fmt: skip
-    from bench_runner.llama_server import LlamaServer, LlamaServerError
+    from otelbench.bench_runner.llama_server import LlamaServer, LlamaServerError
 
     try:
         server = LlamaServer().start()

@@ -42,8 +42,8 @@ import polars as pl  # noqa: E402
 
 from otelbench.testing.failures import FAMILIES, NOISE_WORDS, planted_failures  # noqa: E402
 from otelbench.testing.paraphrases import mean_similarities, ordered_triplets  # noqa: E402
-from processors.clustering import MiniLMEmbedder, cluster_failures  # noqa: E402
-from processors.clustering.text import failure_parts  # noqa: E402
+from otelbench.processors.clustering import MiniLMEmbedder, cluster_failures  # noqa: E402
+from otelbench.processors.clustering.text import failure_parts  # noqa: E402
 
 
 class Timed:

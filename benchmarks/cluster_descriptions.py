@@ -28,12 +28,12 @@ sys.path.insert(0, str(ROOT))
 import openai  # noqa: E402
 import polars as pl  # noqa: E402
 
-from bench_runner.llama_server import LlamaServer  # noqa: E402
+from otelbench.bench_runner.llama_server import LlamaServer  # noqa: E402
 from otelbench.testing.failures import CORE, MORE, planted_failures  # noqa: E402
 from otelbench.testing.family_subjects import names_subject  # noqa: E402
-from processors.clustering import MiniLMEmbedder, cluster_failures, llm_describer  # noqa: E402
-from processors.clustering.describe import BY_LLM  # noqa: E402
-from processors.clustering.merge import MERGE_COSINE  # noqa: E402
+from otelbench.processors.clustering import MiniLMEmbedder, cluster_failures, llm_describer  # noqa: E402
+from otelbench.processors.clustering.describe import BY_LLM  # noqa: E402
+from otelbench.processors.clustering.merge import MERGE_COSINE  # noqa: E402
 
 NOW = dt.datetime(2025, 3, 20, tzinfo=dt.timezone.utc)
 SETS = {"6 families": CORE[:6], "12 families": CORE + MORE[:2]}

@@ -25,9 +25,9 @@ sys.path.insert(0, str(ROOT))
 
 import pyarrow as pa  # noqa: E402
 
-from storage import compaction  # noqa: E402
-from storage.lake import Lake  # noqa: E402
-from storage.schema import SPANS  # noqa: E402
+from otelbench.storage import compaction  # noqa: E402
+from otelbench.storage.lake import Lake  # noqa: E402
+from otelbench.storage.schema import SPANS  # noqa: E402
 
 
 def part(i: int, rows: int) -> dict[str, pa.Array]:

@@ -32,10 +32,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import query  # noqa: E402
 
-from storage import conventions, rollups  # noqa: E402
-from storage.duckdb import open_lake  # noqa: E402
-from storage.lake import Lake  # noqa: E402
-from web import doctor  # noqa: E402
+from otelbench.storage import conventions, rollups  # noqa: E402
+from otelbench.storage.duckdb import open_lake  # noqa: E402
+from otelbench.storage.lake import Lake  # noqa: E402
+from otelbench.web import doctor  # noqa: E402
 
 RECORDED = Path(__file__).resolve().parent.parent / "tests" / "testdata" / "recorded"
 

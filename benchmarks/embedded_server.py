@@ -32,8 +32,8 @@ sys.path.insert(0, str(ROOT))
 
 import httpx  # noqa: E402
 
-from bench_runner.client import measure_run  # noqa: E402
-from bench_runner.llama_server import LlamaServer, default_threads, find_embedded_model, find_llama_bench  # noqa: E402
+from otelbench.bench_runner.client import measure_run  # noqa: E402
+from otelbench.bench_runner.llama_server import LlamaServer, default_threads, find_embedded_model, find_llama_bench  # noqa: E402
 
 WORDS = "the quick brown fox jumps over a lazy dog while seven small birds watch from an old fence".split()
 

@@ -188,15 +188,15 @@ def tree(pid: int) -> list[int]:
 
 
 def role(proc: psutil.Process, receiver: int) -> str:
-    """receiver, flusher, compactor (a child's name: ``python -m storage.process NAME``) or
-    plan (a compactor's plan process: ``python -m storage.plan_process``)."""
+    """receiver, flusher, compactor (a child's name: ``python -m otelbench.storage.process NAME``) or
+    plan (a compactor's plan process: ``python -m otelbench.storage.plan_process``)."""
     if proc.pid == receiver:
         return "receiver"
     try:
         cmdline = proc.cmdline()
     except psutil.Error:
         return "child"
-    if cmdline[2:3] == ["storage.plan_process"]:
+    if cmdline[2:3] == ["otelbench.storage.plan_process"]:
         return "plan"
     if len(cmdline) < 4:
         return "child"
@@ -422,14 +422,14 @@ def phase1(args: argparse.Namespace, payloads: list[bytes], total: int, lake: st
         wal_after = wal_size(work / "wal")
         proc.terminate()
         proc.wait(120)
-        from storage.duckdb import open_lake
+        from otelbench.storage.duckdb import open_lake
 
         requests = None
         if s3 is not None:
             requests = s3.requests()
             requests.subtract(requests_before)
         stored = open_lake(lake or work / "lake").query("SELECT count(*) FROM spans").rows[0][0]
-        from storage.location import open_fs
+        from otelbench.storage.location import open_fs
 
         fs = open_fs(lake or work / "lake")
         lake_bytes = sum(size for path, size, _ in fs.walk(fs.root) if path.endswith(".parquet"))
@@ -455,8 +455,8 @@ def phase1(args: argparse.Namespace, payloads: list[bytes], total: int, lake: st
               + f" (2 cores × the time until queryable = {2 * t_queryable / total * 1e6:.1f})")
         compaction = None
         if s3 is not None:  # what merging the fresh files costs the bucket, in this process
-            from storage.lake import Lake
-            from storage.schema import tables
+            from otelbench.storage.lake import Lake
+            from otelbench.storage.schema import tables
 
             merger = Lake(lake, (work / "wal" / "collector-id").read_text().strip())
             before = s3.requests()

@@ -38,8 +38,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from otelbench.testing import judge_calibration as cal  # noqa: E402
-from processors.config import DEFAULT_JUDGE_CONCURRENCY, EMBEDDED, EMBEDDED_JUDGE_CONCURRENCY, Judge  # noqa: E402
-from processors.judge.signals import FAILED_CAP, REFUSAL_CAP, EMPTY_CAP  # noqa: E402
+from otelbench.processors.config import DEFAULT_JUDGE_CONCURRENCY, EMBEDDED, EMBEDDED_JUDGE_CONCURRENCY, Judge  # noqa: E402
+from otelbench.processors.judge.signals import FAILED_CAP, REFUSAL_CAP, EMPTY_CAP  # noqa: E402
 
 NO_OPINION = 0.5
 CHUNK = 10
@@ -92,8 +92,8 @@ def recompare(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Saved judgements with the agreement and the combined score computed again by today's
     code (processors/judge/reference.py, judgement.py) from the saved answers: a change
     there is measured without asking the model again."""
-    from processors.judge.budget import DEFAULT_MAX_INPUT_TOKENS
-    from processors.judge.judgement import agreement_of, combine, run_text
+    from otelbench.processors.judge.budget import DEFAULT_MAX_INPUT_TOKENS
+    from otelbench.processors.judge.judgement import agreement_of, combine, run_text
 
     frame = {r["case"]: r for r in cal.runs().iter_rows(named=True)}
     out = []
@@ -141,7 +141,7 @@ def judge(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]], float]:
     import openai
     import polars as pl
 
-    from processors.judge import Counters, check_endpoint, judgements, load_prompt
+    from otelbench.processors.judge import Counters, check_endpoint, judgements, load_prompt
 
     frame = cal.runs()
     if args.sample:  # a seeded random subset, for a slow judge: every category keeps its odds
@@ -168,7 +168,7 @@ def judge(args: argparse.Namespace) -> tuple[str, list[dict[str, Any]], float]:
         return results, elapsed
 
     if args.embedded:
-        from bench_runner.llama_server import LlamaServer
+        from otelbench.bench_runner.llama_server import LlamaServer
 
         path = cal.embedded_model_path(args.embedded)
         with LlamaServer(path, n_threads=args.threads) as server:

@@ -82,7 +82,7 @@ def measure(base_url: str, model: str, frame: Any, prompt: Any, *, reuse: bool, 
     """Runs judged per minute."""
     import openai
 
-    from processors.judge import judgements
+    from otelbench.processors.judge import judgements
 
     client = PrefixClient(openai.OpenAI(base_url=base_url, api_key="none"), reuse)
     began = time.perf_counter()
@@ -105,9 +105,9 @@ def main(argv: list[str] | None = None) -> None:
 
     import polars as pl
 
-    from bench_runner.llama_server import LlamaServer
-    from processors.judge import load_prompt
-    from processors.judge.runs import message_text
+    from otelbench.bench_runner.llama_server import LlamaServer
+    from otelbench.processors.judge import load_prompt
+    from otelbench.processors.judge.runs import message_text
 
     frame = cal.runs()
     size = [len(message_text(i) or "") + len(message_text(o) or "") + len(t or "")

@@ -48,7 +48,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from collector.flusher import ALLOCATOR_ENV  # noqa: E402  (what the flusher workers start with)
+from otelbench.collector.flusher import ALLOCATOR_ENV  # noqa: E402  (what the flusher workers start with)
 
 
 def make_payloads(n_spans: int, per_request: int, seed: int) -> list[bytes]:
@@ -92,9 +92,9 @@ def main() -> None:
         return
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-    from normalize.rows import normalize_traces
-    from normalize import wire
-    from normalize.columnar import normalize_traces_arrow
+    from otelbench.normalize.rows import normalize_traces
+    from otelbench.normalize import wire
+    from otelbench.normalize.columnar import normalize_traces_arrow
 
     payloads = make_payloads(args.spans, args.per_request, args.seed)
     owners = ["bench"] * len(payloads)
@@ -136,12 +136,12 @@ def stages(args: argparse.Namespace) -> None:
     import queue
     import threading
 
-    from collector.flusher import _single_threaded
+    from otelbench.collector.flusher import _single_threaded
 
     _single_threaded()
     import polars.lazyframe.frame as lazy
 
-    from normalize import columnar, wire
+    from otelbench.normalize import columnar, wire
 
     batches = [make_payloads(args.spans, args.per_request, seed) for seed in range(args.seed, args.seed + 4)]
     owners = [None] * len(batches[0])

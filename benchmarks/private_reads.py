@@ -22,10 +22,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from storage.duckdb import open_lake  # noqa: E402
-from storage.lake import Lake  # noqa: E402
-from storage.queries import processors as q  # noqa: E402
-from storage.queries import web as web_q  # noqa: E402
+from otelbench.storage.duckdb import open_lake  # noqa: E402
+from otelbench.storage.lake import Lake  # noqa: E402
+from otelbench.storage.queries import processors as q  # noqa: E402
+from otelbench.storage.queries import web as web_q  # noqa: E402
 
 
 def timed(fn, repeat: int) -> tuple[float, float]:

@@ -41,11 +41,11 @@ import pyarrow.compute as pc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from storage.compaction import MEMORY_MIB  # noqa: E402
-from storage.queries import reports  # noqa: E402
-from storage.duckdb import Gateway, open_lake  # noqa: E402
-from storage.lake import Lake  # noqa: E402
-from storage.schema import LOGS, SPANS  # noqa: E402
+from otelbench.storage.compaction import MEMORY_MIB  # noqa: E402
+from otelbench.storage.queries import reports  # noqa: E402
+from otelbench.storage.duckdb import Gateway, open_lake  # noqa: E402
+from otelbench.storage.lake import Lake  # noqa: E402
+from otelbench.storage.schema import LOGS, SPANS  # noqa: E402
 
 SPANS_PER_TRACE = 10
 # position in a trace → (span_type, parent position); position 6 is a workflow step

@@ -22,9 +22,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench_runner.agent_suite import load  # noqa: E402
-from bench_runner.spans import BenchSpans  # noqa: E402
-from bench_runner.suite_run import SuiteRun  # noqa: E402
+from otelbench.bench_runner.agent_suite import load  # noqa: E402
+from otelbench.bench_runner.spans import BenchSpans  # noqa: E402
+from otelbench.bench_runner.suite_run import SuiteRun  # noqa: E402
 
 
 def _suite(folder: Path, cases: int, repeats: int) -> Path:
@@ -52,7 +52,7 @@ def main() -> int:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--trials", type=int, default=3)
     args = p.parse_args()
-    from collector.runtime import Collector
+    from otelbench.collector.runtime import Collector
     from otelbench.testing.collector import collector_config
 
     with tempfile.TemporaryDirectory() as tmp:

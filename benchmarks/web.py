@@ -7,7 +7,7 @@
 Fills a lake with --spans spans (benchmarks/query.py's traces: ten spans a run, so 10 M
 spans are 1 M agent runs) over --agents agents and the last 30 days, compacts it, adds
 the judge's scores for every run, failure clusters for every agent and bench results,
-then builds the rollups (``python -m storage.rollups``, timed: what the web's refresher
+then builds the rollups (``python -m otelbench.storage.rollups``, timed: what the web's refresher
 does once for a lake it has never seen; after that it only folds in new files).
 
 Then starts ``otelbench web`` on the lake and prints: the time from start to the first
@@ -44,8 +44,8 @@ import psutil  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
 import query  # noqa: E402  (benchmarks/query.py: the trace generator)
-from storage.duckdb import open_lake  # noqa: E402
-from storage.lake import Lake  # noqa: E402
+from otelbench.storage.duckdb import open_lake  # noqa: E402
+from otelbench.storage.lake import Lake  # noqa: E402
 
 DAY_US = 86_400_000_000
 
@@ -105,7 +105,7 @@ def _count(root: Path, table: str) -> int:
 
 def build_rollups(root: Path) -> None:
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "storage.rollups", str(root)], cwd=ROOT, capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "otelbench.storage.rollups", str(root)], cwd=ROOT, capture_output=True,
                          text=True, check=True)
     print(f"rollups built in {time.perf_counter() - t0:.0f} s ({out.stdout.strip()})", flush=True)
 

@@ -21,12 +21,12 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from collector.state import SharedState
-from storage import is_remote, process
-from storage.process import Child
+from otelbench.collector.state import SharedState
+from otelbench.storage import is_remote, process
+from otelbench.storage.process import Child
 
 if TYPE_CHECKING:
-    from exporters.config import Compaction
+    from otelbench.exporters.config import Compaction
 
 log = logging.getLogger("otelbench.compactor")
 
@@ -45,7 +45,7 @@ def run(lake_path: str, below_batch_id: str, min_files: int, memory_mib: int, st
     (``exporters.parquet.compaction``: ``min_files``, ``memory_mib``).
 
     On a local lake the signal tables' run has two halves, one process after the other:
-    ``python -m storage.plan_process`` settles journals, chooses the merges and plans them (DuckDB
+    ``python -m otelbench.storage.plan_process`` settles journals, chooses the merges and plans them (DuckDB
     on the key columns), then exits; this process, which has loaded nothing heavy until
     then, makes the merges by those plans (pyarrow streaming the rows). Neither waits
     beside the other holding its libraries, and DuckDB's never sits in the merging
@@ -54,16 +54,16 @@ def run(lake_path: str, below_batch_id: str, min_files: int, memory_mib: int, st
     planned = None
     if not is_remote(lake_path):
         try:
-            planned = process.call("storage.plan_process",
+            planned = process.call("otelbench.storage.plan_process",
                                    ("run", lake_path, owner, below_batch_id, min_files, memory_mib),
                                    "the plan's process of a compaction run")
         except Exception as exc:  # noqa: BLE001 — small files stay readable; retried next interval
             state.add("compaction_errors", 1)
             log.error("planning the signal tables' merges failed, will retry at the next interval: %s", exc)
             planned = {}
-    from storage import compaction  # heavy imports stay out of the receiver process (and out of the plan's)
-    from storage.lake import Lake
-    from storage.schema import SIGNAL, tables
+    from otelbench.storage import compaction  # heavy imports stay out of the receiver process (and out of the plan's)
+    from otelbench.storage.lake import Lake
+    from otelbench.storage.schema import SIGNAL, tables
 
     lake = Lake(lake_path, owner)
     for table in tables():
@@ -112,7 +112,7 @@ class Scheduler:
         return self
 
     def _loop(self) -> None:
-        from collector.flusher import batch_id  # not at the top: the compactor's process never needs it
+        from otelbench.collector.flusher import batch_id  # not at the top: the compactor's process never needs it
 
         while not self._stop.wait(self.config.interval_s):
             below = batch_id(self.state.flushed_pos)  # files every worker has checkpointed past
@@ -120,7 +120,7 @@ class Scheduler:
                 if self._stop.is_set():
                     return
                 self._process = Child(
-                    "collector.compactor:main",
+                    "otelbench.collector.compactor:main",
                     (self.lake_path, below, self.config.min_files, self.config.memory_mib, self.state.fd,
                      os.getpid(), self.log_level, self.owner),
                     name="otelbench-compactor",

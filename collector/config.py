@@ -20,13 +20,13 @@ from typing import Any, Literal, Mapping
 import yaml
 from pydantic import Field, ValidationError, model_validator
 
-from collector import DEFAULT_GRPC_ENDPOINT, DEFAULT_HTTP_ENDPOINT, DEFAULT_WAL_DIR
-from exporters.config import DebugExporter, OtlpExporter, ParquetExporter
-from processors.config import Processors
-from storage import DEFAULT_LAKE
-from storage.config_base import Strict
-from storage.privacy import Privacy
-from web.config import Web
+from otelbench.collector import DEFAULT_GRPC_ENDPOINT, DEFAULT_HTTP_ENDPOINT, DEFAULT_WAL_DIR
+from otelbench.exporters.config import DebugExporter, OtlpExporter, ParquetExporter
+from otelbench.processors.config import Processors
+from otelbench.storage import DEFAULT_LAKE
+from otelbench.storage.config_base import Strict
+from otelbench.storage.privacy import Privacy
+from otelbench.web.config import Web
 
 DEFAULT_CONFIG_PATH = "otel-config.yaml"
 DEFAULT_MAX_REQUEST_MIB = 64  # the OTLP spec's recommended limit, after decompression

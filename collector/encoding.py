@@ -20,8 +20,8 @@ from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
-from collector.errors import MalformedRequest, PayloadTooLarge, UnsupportedMediaType
-from normalize.requests import REQUEST_TYPES
+from otelbench.collector.errors import MalformedRequest, PayloadTooLarge, UnsupportedMediaType
+from otelbench.normalize.requests import REQUEST_TYPES
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"

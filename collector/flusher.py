@@ -39,14 +39,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from collector import wal
-from collector.state import SharedState
-from storage import is_remote
-from storage.durable import replace_atomic
-from storage.process import die_with_parent
+from otelbench.collector import wal
+from otelbench.collector.state import SharedState
+from otelbench.storage import is_remote
+from otelbench.storage.durable import replace_atomic
+from otelbench.storage.process import die_with_parent
 
 if TYPE_CHECKING:  # a worker gets WorkerSettings, never the config: no pydantic in its process
-    from collector.config import Config
+    from otelbench.collector.config import Config
 
 log = logging.getLogger("otelbench.flusher")
 
@@ -158,8 +158,8 @@ class WorkerSettings:
 
 class Flusher:
     def __init__(self, settings: WorkerSettings, state: SharedState, worker: int, workers: int, start: int):
-        from exporters.parquet import ParquetSink  # heavy imports stay in the worker processes
-        from storage.lake import Lake
+        from otelbench.exporters.parquet import ParquetSink  # heavy imports stay in the worker processes
+        from otelbench.storage.lake import Lake
 
         self.state = state
         self.worker, self.workers = worker, workers
@@ -379,7 +379,7 @@ def main(settings: WorkerSettings, state_fd: int, worker: int, starts: dict[int,
     flusher = Flusher(settings, state, worker, len(starts), starts[worker])
     flusher.recover(starts)
     if flusher.sink is not None and "traces" in flusher.sink.signals:
-        from normalize.columnar import warm_up
+        from otelbench.normalize.columnar import warm_up
 
         warm_up()
     # Normalized rows are acyclic: move what exists out of the collector's sight and

@@ -15,9 +15,9 @@ import grpc
 from google.protobuf import any_pb2, duration_pb2
 from google.rpc import error_details_pb2, status_pb2
 
-from collector import encoding
-from collector.errors import ReceiverError, grpc_status
-from collector.service import Ingest
+from otelbench.collector import encoding
+from otelbench.collector.errors import ReceiverError, grpc_status
+from otelbench.collector.service import Ingest
 
 _SERVICES = {
     "traces": "opentelemetry.proto.collector.trace.v1.TraceService",

@@ -16,9 +16,9 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from collector import encoding
-from collector.errors import MethodNotAllowed, PayloadTooLarge, ReceiverError, http_status
-from collector.service import Ingest
+from otelbench.collector import encoding
+from otelbench.collector.errors import MethodNotAllowed, PayloadTooLarge, ReceiverError, http_status
+from otelbench.collector.service import Ingest
 
 _SIGNAL_PATHS = {"/v1/traces": "traces", "/v1/logs": "logs", "/v1/metrics": "metrics"}
 

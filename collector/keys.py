@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from collector.errors import Forbidden, QuotaExceeded, Unauthenticated
+from otelbench.collector.errors import Forbidden, QuotaExceeded, Unauthenticated
 
 MISSING = "missing or unknown ingest key: send it as 'X-Bench-Key: <key>' or 'Authorization: Bearer <key>'"
 

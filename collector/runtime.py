@@ -22,15 +22,15 @@ from typing import Any, Callable
 
 import uvicorn
 
-from collector import flusher, wal
-from collector.compactor import Scheduler
-from collector.keys import Keyring
-from collector.config import Config
-from collector.service import Ingest
-from collector.state import SharedState
-from collector.telemetry import Telemetry
-from storage import is_remote
-from storage.process import Child
+from otelbench.collector import flusher, wal
+from otelbench.collector.compactor import Scheduler
+from otelbench.collector.keys import Keyring
+from otelbench.collector.config import Config
+from otelbench.collector.service import Ingest
+from otelbench.collector.state import SharedState
+from otelbench.collector.telemetry import Telemetry
+from otelbench.storage import is_remote
+from otelbench.storage.process import Child
 
 log = logging.getLogger("otelbench.collector")
 
@@ -96,7 +96,7 @@ class Collector:
         settings = flusher.WorkerSettings.of(cfg)
 
         self._flushers = [
-            Child("collector.flusher:main", (settings, self.state.fd, k, starts, os.getpid()),
+            Child("otelbench.collector.flusher:main", (settings, self.state.fd, k, starts, os.getpid()),
                   name=f"otelbench-flusher-{k}", pass_fds=(self.state.fd,), defaults=flusher.ALLOCATOR_ENV)
             for k in range(workers)
         ]
@@ -144,14 +144,14 @@ class Collector:
     def _start_exporters(self) -> list[Any]:
         forwarders = []
         if self.config.exporters.otlp is not None:
-            from exporters.otlp import OtlpForwarder  # each exporter and receiver only when configured
+            from otelbench.exporters.otlp import OtlpForwarder  # each exporter and receiver only when configured
 
             count = functools.partial(self.telemetry.count, self.telemetry.forward)
             fwd = OtlpForwarder(self.config.exporters.otlp, count, self.config.signals_to("otlp"))
             self._stoppers.append(fwd.stop)
             forwarders.append(fwd.offer)
         if self.config.exporters.debug is not None:
-            from exporters.debug import DebugExporter
+            from otelbench.exporters.debug import DebugExporter
 
             dbg = DebugExporter(self.config.exporters.debug, self.config.signals_to("debug"))
             self._stoppers.append(dbg.stop)
@@ -159,7 +159,7 @@ class Collector:
         return forwarders
 
     def _start_grpc(self, cfg: Any) -> None:
-        from collector.grpc_server import create_server
+        from otelbench.collector.grpc_server import create_server
 
         server, self.grpc_port = create_server(
             self.ingest, cfg.endpoint, max_message_bytes=cfg.max_recv_msg_size_mib << 20
@@ -168,7 +168,7 @@ class Collector:
         self._grpc = server
 
     def _start_http(self, cfg: Any) -> None:
-        from collector.http_server import create_app
+        from otelbench.collector.http_server import create_app
 
         app = create_app(
             self.ingest,

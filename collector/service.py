@@ -17,10 +17,10 @@ from typing import Callable, Iterable
 
 from google.protobuf.message import Message
 
-from collector import validate, wal
-from collector.errors import MalformedRequest, NotFound, TooManyRequests, Unavailable
-from collector.keys import Entry, Keyring
-from collector.telemetry import Telemetry
+from otelbench.collector import validate, wal
+from otelbench.collector.errors import MalformedRequest, NotFound, TooManyRequests, Unavailable
+from otelbench.collector.keys import Entry, Keyring
+from otelbench.collector.telemetry import Telemetry
 
 Forward = Callable[[str, bytes], None]  # (signal, OTLP protobuf payload) after acknowledgement
 

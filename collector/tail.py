@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from collector import wal
+from otelbench.collector import wal
 
 MAX_POLL_BYTES = 4 << 20
 MAX_BEHIND_BYTES = 32 << 20  # ~ 100 k spans: more than a live view can show, so skip to now
@@ -49,8 +49,8 @@ class WalSpans:
         return self.durable() != self.pos
 
     def poll(self) -> list[dict[str, Any]]:
-        from normalize.requests import REQUEST_TYPES  # pyarrow, loaded once there is something to show
-        from normalize.rows import normalize_traces
+        from otelbench.normalize.requests import REQUEST_TYPES  # pyarrow, loaded once there is something to show
+        from otelbench.normalize.rows import normalize_traces
 
         until = self.durable()
         behind = self._behind(until)

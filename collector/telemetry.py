@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 
-from collector.state import SharedState
+from otelbench.collector.state import SharedState
 
 _ITEM = {"traces": "spans", "logs": "log_records", "metrics": "data_points"}
 

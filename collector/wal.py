@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from storage.durable import fsync_dir
+from otelbench.storage.durable import fsync_dir
 
 HEADER = struct.Struct("<IIBBH")
 OFFSET_BITS = 40

@@ -11,8 +11,8 @@ from typing import Literal, Mapping
 
 from pydantic import Field, field_validator
 
-from storage import DEFAULT_LAKE
-from storage.config_base import Strict
+from otelbench.storage import DEFAULT_LAKE
+from otelbench.storage.config_base import Strict
 
 DEFAULT_FLUSH_INTERVAL_S = 1.0
 DEFAULT_FLUSH_MAX_ROWS = 200_000

@@ -9,7 +9,7 @@ import logging
 import threading
 from collections import Counter
 
-from exporters.config import DebugExporter as DebugConfig
+from otelbench.exporters.config import DebugExporter as DebugConfig
 
 log = logging.getLogger("otelbench.exporter.debug")
 

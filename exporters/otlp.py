@@ -23,7 +23,7 @@ from typing import Protocol
 
 import httpx
 
-from exporters.config import OtlpExporter
+from otelbench.exporters.config import OtlpExporter
 
 log = logging.getLogger("otelbench.exporter.otlp")
 

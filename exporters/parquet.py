@@ -16,11 +16,11 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from normalize import rows
-from normalize.columnar import normalize_traces_arrow
-from normalize.requests import REQUEST_TYPES
-from storage.lake import Lake
-from storage.schema import SPANS, TABLE_FOR_SIGNAL
+from otelbench.normalize import rows
+from otelbench.normalize.columnar import normalize_traces_arrow
+from otelbench.normalize.requests import REQUEST_TYPES
+from otelbench.storage.lake import Lake
+from otelbench.storage.schema import SPANS, TABLE_FOR_SIGNAL
 
 _NORMALIZERS: dict[str, Callable] = {
     "traces": rows.normalize_traces,

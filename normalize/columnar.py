@@ -45,12 +45,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from normalize import anyvalue, wire
-from normalize import conventions as cv
-from normalize import rows as ref
-from normalize.columnar_attributes import K_STR, KV, Events, links_json, parents, py_attrs
-from normalize.columnar_genai import GENAI_COLUMNS, genai_columns
-from storage.schema import MOVED_ATTRIBUTES, SPANS
+from otelbench.normalize import anyvalue, wire
+from otelbench.normalize import conventions as cv
+from otelbench.normalize import rows as ref
+from otelbench.normalize.columnar_attributes import K_STR, KV, Events, links_json, parents, py_attrs
+from otelbench.normalize.columnar_genai import GENAI_COLUMNS, genai_columns
+from otelbench.storage.schema import MOVED_ATTRIBUTES, SPANS
 
 # -- the entry point ---------------------------------------------------------------------
 

@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
-from normalize import anyvalue
+from otelbench.normalize import anyvalue
 
 # value kinds: which member of the AnyValue oneof is set
 K_STR, K_BOOL, K_INT, K_DOUBLE, K_BYTES, K_STRINDEX, K_NONE, K_COMPLEX = range(8)

@@ -20,13 +20,13 @@ import numpy as np
 import polars as pl
 import pyarrow.compute as pc
 
-from normalize import anyvalue, pricing
-from normalize import conventions as cv
-from normalize import messages as msgs
-from normalize.columnar_attributes import (KV, K_BOOL, K_BYTES, K_COMPLEX, K_DOUBLE, K_INT, K_NONE, K_STR, K_STRINDEX,
+from otelbench.normalize import anyvalue, pricing
+from otelbench.normalize import conventions as cv
+from otelbench.normalize import messages as msgs
+from otelbench.normalize.columnar_attributes import (KV, K_BOOL, K_BYTES, K_COMPLEX, K_DOUBLE, K_INT, K_NONE, K_STR, K_STRINDEX,
                                         Events, first_of_runs, index, last_of_runs)
-from normalize.columnar_messages import finish_reasons, message_columns
-from storage.schema import SPANS
+from otelbench.normalize.columnar_messages import finish_reasons, message_columns
+from otelbench.storage.schema import SPANS
 
 # -- the conventions' tables, indexed for lookups by number ------------------------------
 

@@ -25,13 +25,13 @@ import numpy as np
 import orjson
 import polars as pl
 
-from normalize import conventions as cv
-from normalize import message_sources as sources
-from normalize import messages as msgs
-from normalize.columnar_attributes import KV, K_NONE, K_STR, index, json_str
+from otelbench.normalize import conventions as cv
+from otelbench.normalize import message_sources as sources
+from otelbench.normalize import messages as msgs
+from otelbench.normalize.columnar_attributes import KV, K_NONE, K_STR, index, json_str
 
 try:
-    from normalize._messages import canonical as _compiled
+    from otelbench.normalize._messages import canonical as _compiled
 except ImportError:  # not built: the pattern
     _compiled = None
 

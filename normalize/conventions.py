@@ -19,8 +19,8 @@ from typing import Any
 
 import orjson
 
-from normalize import messages as msgs
-from normalize.anyvalue import as_float, as_int, as_str, as_text
+from otelbench.normalize import messages as msgs
+from otelbench.normalize.anyvalue import as_float, as_int, as_str, as_text
 
 # canonical field → attribute keys, best first (a field takes the best-ranked alias whose
 # value coerces, see COERCE). Renames: gen_ai.system → gen_ai.provider.name (semconv

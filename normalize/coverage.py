@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from normalize import conventions as cv
-from normalize import framework_messages as fw
-from normalize import message_sources as ms
+from otelbench.normalize import conventions as cv
+from otelbench.normalize import framework_messages as fw
+from otelbench.normalize import message_sources as ms
 
 # The indexed (flattened) message keys the readers walk: ``{prefix}{i}.…``.
 INDEXED_PREFIXES = ("gen_ai.prompt.", "gen_ai.completion.", "llm.input_messages.", "llm.output_messages.")

@@ -29,8 +29,8 @@ from typing import Any
 
 import orjson
 
-from normalize.anyvalue import as_int
-from normalize.messages import Message, choice, from_value, maybe_json, message, system_message, text
+from otelbench.normalize.anyvalue import as_int
+from otelbench.normalize.messages import Message, choice, from_value, maybe_json, message, system_message, text
 
 # -- JSON documents ------------------------------------------------------------------------
 

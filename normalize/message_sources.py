@@ -26,8 +26,8 @@ from typing import Any
 
 import orjson
 
-from normalize import framework_messages as fw
-from normalize.messages import (CHOICE_EVENT, DETAILS_EVENT, ROLE_EVENTS, Message, choice, from_value, maybe_json,
+from otelbench.normalize import framework_messages as fw
+from otelbench.normalize.messages import (CHOICE_EVENT, DETAILS_EVENT, ROLE_EVENTS, Message, choice, from_value, maybe_json,
                                 message, role_event, system_message, text)
 
 # -- indexed (flattened) attributes ---------------------------------------------------

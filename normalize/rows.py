@@ -24,12 +24,12 @@ from typing import Any
 
 import orjson
 
-from normalize import conventions as cv
-from normalize import message_sources as sources
-from normalize import messages as msgs
-from normalize import pricing, tool_io
-from normalize.anyvalue import as_str, attributes, hex_id, micros, value
-from storage.schema import LOGS, METRICS, MOVED_ATTRIBUTES, SPANS
+from otelbench.normalize import conventions as cv
+from otelbench.normalize import message_sources as sources
+from otelbench.normalize import messages as msgs
+from otelbench.normalize import pricing, tool_io
+from otelbench.normalize.anyvalue import as_str, attributes, hex_id, micros, value
+from otelbench.storage.schema import LOGS, METRICS, MOVED_ATTRIBUTES, SPANS
 
 _dumps = orjson.dumps
 

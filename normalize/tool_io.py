@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from normalize.anyvalue import as_text
+from otelbench.normalize.anyvalue import as_text
 
 JSON_MIME = "application/json"
 OI_INPUT, OI_OUTPUT = "input.value", "output.value"

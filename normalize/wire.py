@@ -20,7 +20,7 @@ from typing import Any
 import pyarrow as pa
 
 try:
-    from normalize import _wire
+    from otelbench.normalize import _wire
 except ImportError:  # not compiled: ptars decodes
     _wire = None
 

@@ -13,7 +13,7 @@ import os
 import signal
 import sys
 
-from bench_runner.environment import set_default
+from otelbench.bench_runner.environment import set_default
 
 # module path, in the order `otelbench --help` lists them
 COMMANDS = (

@@ -5,10 +5,10 @@ from __future__ import annotations
 from rich import box
 from rich.console import Console
 
-from storage.labels import model_label
-from bench_runner.tables import Column, fitting_tables
-from storage.queries import reports
-from storage.duckdb import open_lake
+from otelbench.storage.labels import model_label
+from otelbench.bench_runner.tables import Column, fitting_tables
+from otelbench.storage.queries import reports
+from otelbench.storage.duckdb import open_lake
 
 SECTIONS = (
     ("Agent runs by agent", reports.SUMMARY_BY_AGENT),

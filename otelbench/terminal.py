@@ -25,7 +25,7 @@ _BORDER = 3  # what the table's box adds per column ("│ " before, " " after), 
 
 def cell(value: Any, type_name: str = "") -> str:
     """One value as a person reads it (NULL is the caller's to show)."""
-    from storage import values
+    from otelbench.storage import values
 
     if isinstance(value, float) and type_name == "FLOAT":
         import numpy as np

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from storage.config_base import Strict
+from otelbench.storage.config_base import Strict
 
 DEFAULT_INTERVAL_S = 300.0
 DEFAULT_WINDOW_HOURS = 24.0 * 7

@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from processors.config import Processors
-from storage.duckdb import open_lake
-from storage.fs import LakeBusy
-from storage.lake import Lake
-from storage.privacy import Privacy
-from storage.queries import processors as q
+from otelbench.processors.config import Processors
+from otelbench.storage.duckdb import open_lake
+from otelbench.storage.fs import LakeBusy
+from otelbench.storage.lake import Lake
+from otelbench.storage.privacy import Privacy
+from otelbench.storage.queries import processors as q
 
 if TYPE_CHECKING:
     import polars as pl
@@ -152,7 +152,7 @@ def withhold_private(runs: pl.DataFrame, privacy: Privacy, local: bool) -> tuple
 def _judge(lake: Any, processors: Processors, privacy: Privacy, llm: Llm | None, since: dt.datetime,
            agent: str | None, now: Callable[[], dt.datetime], progress: Progress, report: Report,
            telemetry_endpoint: str | None, shard: tuple[int, int] | None = None) -> None:
-    from processors import judge as judge_pkg  # heavy: loaded only when the judge runs
+    from otelbench.processors import judge as judge_pkg  # heavy: loaded only when the judge runs
 
     assert llm is not None
     cfg = processors.judge
@@ -201,7 +201,7 @@ def _cluster(lake: Any, processors: Processors, privacy: Privacy, llm: Llm | Non
              agent: str | None, now: Callable[[], dt.datetime], progress: Progress, report: Report) -> None:
     import polars as pl
 
-    from processors import clustering  # heavy: loaded only when clustering runs
+    from otelbench.processors import clustering  # heavy: loaded only when clustering runs
 
     cfg = processors.clusters
     with open_lake(lake.location) as gateway:
@@ -244,7 +244,7 @@ def cluster_apart(mine: pl.DataFrame, agent: str, privacy: Privacy, previous: An
     a cluster only over the runs its reader may see: storage/queries/web.py)."""
     import polars as pl
 
-    from processors.clustering import ClusterResult  # heavy: loaded only when clustering runs
+    from otelbench.processors.clustering import ClusterResult  # heavy: loaded only when clustering runs
 
     hidden = pl.col("owner").is_in(list(privacy.private_owners)).fill_null(False)
     owners = sorted({o for o in mine.filter(hidden)["owner"]})

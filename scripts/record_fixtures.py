@@ -226,7 +226,7 @@ def _readme(model_id: str) -> str:
 
 
 def record(out: Path) -> list[Path]:
-    from bench_runner.llama_server import LlamaServer
+    from otelbench.bench_runner.llama_server import LlamaServer
     from otelbench.testing.otlp_capture import CaptureServer, write_recordings
 
     written: list[Path] = []

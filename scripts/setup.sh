@@ -15,7 +15,7 @@ fi
 # llama-server and llama-bench compile (CPU-bound, minutes the first time, then a copy from
 # the cache) while pip downloads and installs the rest (mostly I/O); see the script for why
 # the build is portable rather than -march=native.
-./scripts/build_llama_server.sh .venv/bin &
+./bench_runner/build_llama_server.sh .venv/bin &
 LLAMA_BUILD=$!
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[dev,frameworks,spark]'

@@ -20,12 +20,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from storage import plan as merge_plan
-from storage.files import (JOURNAL, ROW_GROUP_ROWS, DataFile, check_batch_id, conform_arrow, owner_of, partitions,
+from otelbench.storage import plan as merge_plan
+from otelbench.storage.files import (JOURNAL, ROW_GROUP_ROWS, DataFile, check_batch_id, conform_arrow, owner_of, partitions,
                            visible_files, with_lineage, write_options)
-from storage.fs import LakeFS
-from storage.rowgroups import RowGroupWriter
-from storage.schema import SPANS, Table
+from otelbench.storage.fs import LakeFS
+from otelbench.storage.rowgroups import RowGroupWriter
+from otelbench.storage.schema import SPANS, Table
 
 log = logging.getLogger("otelbench.compaction")
 

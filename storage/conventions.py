@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from storage import folding
-from storage.files import SEED_DATE, SEED_NAME, DataFile, data_files, partition_dir
-from storage.fs import LakeFS
-from storage.queries import conventions as sql
-from storage.queries import lockdown
-from storage.schema import LOGS, SPANS
+from otelbench.storage import folding
+from otelbench.storage.files import SEED_DATE, SEED_NAME, DataFile, data_files, partition_dir
+from otelbench.storage.fs import LakeFS
+from otelbench.storage.queries import conventions as sql
+from otelbench.storage.queries import lockdown
+from otelbench.storage.schema import LOGS, SPANS
 
 FOLDER = ("_rollups", "conventions")
 MANIFEST = folding.MANIFEST
@@ -156,7 +156,7 @@ def _save(fs: LakeFS, folder: str, m: dict[str, Any]) -> None:
 __all__ = ["refresh", "pending", "current", "Snapshot", "FOLDER"]
 
 
-if __name__ == "__main__":  # one refresh in a process of its own: python -m storage.conventions LAKE
+if __name__ == "__main__":  # one refresh in a process of its own: python -m otelbench.storage.conventions LAKE
     import sys
 
     started = time.perf_counter()

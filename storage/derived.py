@@ -33,14 +33,14 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from storage import compaction
-from storage import plan as merge_plan
-from storage.queries import compaction as compaction_sql
-from storage.queries.tables import table_glob
-from storage.files import (DataFile, LakeError, conform_arrow, data_files, partition_dir, partitions, with_lineage,
+from otelbench.storage import compaction
+from otelbench.storage import plan as merge_plan
+from otelbench.storage.queries import compaction as compaction_sql
+from otelbench.storage.queries.tables import table_glob
+from otelbench.storage.files import (DataFile, LakeError, conform_arrow, data_files, partition_dir, partitions, with_lineage,
                            write_parquet, write_staged)
-from storage.fs import LakeFS
-from storage.schema import DERIVED, Table
+from otelbench.storage.fs import LakeFS
+from otelbench.storage.schema import DERIVED, Table
 
 if TYPE_CHECKING:
     import polars as pl

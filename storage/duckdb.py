@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 import duckdb
 import pyarrow as pa
 
-from storage.queries import lockdown, views
-from storage.location import open_fs
-from storage.lake import MANIFEST_NAME
+from otelbench.storage.queries import lockdown, views
+from otelbench.storage.location import open_fs
+from otelbench.storage.lake import MANIFEST_NAME
 
 # EXPLAIN [ANALYZE] runs its statement (ANALYZE executes it), so the statement must be a read too.
 _EXPLAIN = re.compile(r"^\s*EXPLAIN(\s+ANALY[SZ]E)?\s+", re.IGNORECASE)

@@ -16,8 +16,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from storage.fs import LakeFS
-from storage.schema import PARTITION_COLUMN, TABLES, Table
+from otelbench.storage.fs import LakeFS
+from otelbench.storage.schema import PARTITION_COLUMN, TABLES, Table
 
 COMPRESSION = "zstd"  # the files that stay: compaction's outputs, derived tables, seeds
 # A flushed batch's files live until the next compaction merges them (seconds to minutes):

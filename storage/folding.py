@@ -14,10 +14,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from storage.files import DataFile, data_files, lineage
-from storage.fs import LakeBusy, LakeFS
-from storage.location import open_fs
-from storage.schema import Table
+from otelbench.storage.files import DataFile, data_files, lineage
+from otelbench.storage.fs import LakeBusy, LakeFS
+from otelbench.storage.location import open_fs
+from otelbench.storage.schema import Table
 
 MANIFEST = "manifest.json"
 T = TypeVar("T")

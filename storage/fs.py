@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from storage import durable
+from otelbench.storage import durable
 
 
 class LakeLocationError(ValueError):

@@ -33,13 +33,13 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from storage import agents, compaction, derived
-from storage.files import (SEED_DATE, SEED_NAME, DataFile, LakeError, check_batch_id, check_owner, data_files,
+from otelbench.storage import agents, compaction, derived
+from otelbench.storage.files import (SEED_DATE, SEED_NAME, DataFile, LakeError, check_batch_id, check_owner, data_files,
                            day_globs, owner_of, partition_dir, partitions, write_parquet)
-from storage.files import table as _table
-from storage.fs import LakeFS
-from storage.location import open_fs
-from storage.schema import PARTITION_COLUMN, SCHEMA_VERSION, SIGNAL, SPANS, Table, tables
+from otelbench.storage.files import table as _table
+from otelbench.storage.fs import LakeFS
+from otelbench.storage.location import open_fs
+from otelbench.storage.schema import PARTITION_COLUMN, SCHEMA_VERSION, SIGNAL, SPANS, Table, tables
 
 if TYPE_CHECKING:
     import polars as pl

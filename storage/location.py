@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 import re
 
-from storage import is_remote
-from storage.fs import LakeFS, LakeLocationError
+from otelbench.storage import is_remote
+from otelbench.storage.fs import LakeFS, LakeLocationError
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
@@ -21,7 +21,7 @@ def open_fs(location: str | os.PathLike[str]) -> LakeFS:
         text = text[len("file://"):]
     elif is_remote(text):
         # an S3 client (fsspec, pyarrow's S3 layer) loads only into processes of a bucket's lake
-        from storage.objectstore import ObjectLakeFS
+        from otelbench.storage.objectstore import ObjectLakeFS
 
         return ObjectLakeFS(text)
     elif _SCHEME.match(text):

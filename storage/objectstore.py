@@ -57,8 +57,8 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from fsspec.implementations.arrow import ArrowFSWrapper
 
-from storage.files import visible_glob
-from storage.fs import LakeFS, LakeLocationError
+from otelbench.storage.files import visible_glob
+from otelbench.storage.fs import LakeFS, LakeLocationError
 
 SCHEME = "s3://"
 LOCK_DIR = Path.home() / ".cache" / "otelbench" / "locks"

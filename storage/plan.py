@@ -6,7 +6,7 @@ merged spans that have none (``storage.compaction`` streams the rows by it).
 that the process streaming the rows never loads DuckDB — a library stays resident once
 loaded, and DuckDB's was ~38 MiB of the compactor's peak (``/proc/PID/smaps`` at the
 peak of ``benchmarks/ingest.py --compaction-interval 2``): on a local lake a whole run's
-merges are planned in ``python -m storage.plan_process`` before the compactor loads
+merges are planned in ``python -m otelbench.storage.plan_process`` before the compactor loads
 pyarrow (``collector.compactor.run``), so neither process waits beside the other; in a
 bucket ``make_in_child`` plans each merge just before it is made, on the inputs the
 merge downloaded.
@@ -21,12 +21,12 @@ from typing import Any, Callable, NamedTuple, TypeVar
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from storage import agents, process
-from storage.files import DataFile
-from storage.fs import LakeFS
-from storage.queries import compaction as compaction_sql
-from storage.queries.tables import table_glob
-from storage.schema import SPANS, Table
+from otelbench.storage import agents, process
+from otelbench.storage.files import DataFile
+from otelbench.storage.fs import LakeFS
+from otelbench.storage.queries import compaction as compaction_sql
+from otelbench.storage.queries.tables import table_glob
+from otelbench.storage.schema import SPANS, Table
 
 log = logging.getLogger("otelbench.compaction")
 
@@ -64,7 +64,7 @@ def make(fs: LakeFS, t: Table, inputs: list[DataFile], params: dict[str, Any], h
 def make_in_child(fs: LakeFS, t: Table, inputs: list[DataFile], params: dict[str, Any], has_resolved: bool,
                   part: str, memory_mib: int) -> Plan:
     """``make``, in a process of its own (its warnings on our stderr; its failure raised here)."""
-    return process.call("storage.plan_process", ("merge", fs.location, t.name, inputs, params, has_resolved,
+    return process.call("otelbench.storage.plan_process", ("merge", fs.location, t.name, inputs, params, has_resolved,
                                                  part, memory_mib), f"compacting {part}: the plan's process")
 
 

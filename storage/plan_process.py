@@ -1,4 +1,4 @@
-"""The process that plans a compaction's merges (``python -m storage.plan_process``,
+"""The process that plans a compaction's merges (``python -m otelbench.storage.plan_process``,
 through ``storage.process.call``): DuckDB and pyarrow, no numpy.
 
 It answers a merge's plan (``storage.plan.make_in_child``: a bucket's merge, planned on
@@ -13,13 +13,13 @@ import logging
 from typing import Any
 
 if __name__ == "__main__":  # before pyarrow loads
-    from storage.process import without_numpy
+    from otelbench.storage.process import without_numpy
 
     without_numpy()
 
-from storage import compaction, plan, process  # noqa: E402
-from storage.location import open_fs  # noqa: E402
-from storage.schema import SIGNAL, TABLES, tables  # noqa: E402
+from otelbench.storage import compaction, plan, process  # noqa: E402
+from otelbench.storage.location import open_fs  # noqa: E402
+from otelbench.storage.schema import SIGNAL, TABLES, tables  # noqa: E402
 
 
 def answer(request: tuple[Any, ...]) -> Any:

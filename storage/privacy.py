@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pydantic import model_validator
 
-from storage.config_base import Strict
+from otelbench.storage.config_base import Strict
 
 
 class Privacy(Strict):

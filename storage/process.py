@@ -13,7 +13,7 @@ Not multiprocessing: its spawn start method launches a resource-tracker process 
 with the first child — a bare interpreter, ~13 MiB RSS for the collector's whole life —
 to clean up named semaphores and shared memory segments, which the collector does not
 use (its shared state is a file mapping, ``collector.state``). ``Child`` runs
-``module:function(*args)`` in ``python -m storage.process``, the call pickled over
+``module:function(*args)`` in ``python -m otelbench.storage.process``, the call pickled over
 stdin, and offers the few ``multiprocessing.Process`` methods the collector uses.
 """
 
@@ -28,7 +28,9 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-ROOT = str(Path(__file__).resolve().parents[1])  # where our packages live
+# the folder the ``otelbench`` package is found in: a checkout's root (``storage/`` beside
+# ``otelbench/``) or site-packages (``otelbench/storage/``)
+ROOT = str(next(p for p in Path(__file__).resolve().parents[1:3] if (p / "otelbench" / "__init__.py").is_file()))
 _PR_SET_PDEATHSIG = 1
 
 # Arrow's memory in every child comes from its jemalloc pool: Arrow's default, mimalloc,
@@ -110,7 +112,7 @@ def with_defaults(env: Mapping[str, str], defaults: Mapping[str, str]) -> dict[s
 
 
 class Child:
-    """``module:function(*args)`` in a process of its own (``python -m storage.process NAME``)."""
+    """``module:function(*args)`` in a process of its own (``python -m otelbench.storage.process NAME``)."""
 
     def __init__(self, target: str, args: tuple[Any, ...], *, name: str, pass_fds: tuple[int, ...] = (),
                  env: Mapping[str, str] | None = None, defaults: Mapping[str, str] | None = None) -> None:
@@ -124,7 +126,7 @@ class Child:
         self._proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
-        self._proc = subprocess.Popen([sys.executable, "-m", "storage.process", self.name], stdin=subprocess.PIPE,
+        self._proc = subprocess.Popen([sys.executable, "-m", "otelbench.storage.process", self.name], stdin=subprocess.PIPE,
                                       pass_fds=self.pass_fds, env=self.env)
         assert self._proc.stdin is not None
         try:

@@ -31,13 +31,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from storage import folding
-from storage.files import SEED_DATE, SEED_NAME, DataFile, conform_arrow, data_files, partition_dir
-from storage.fs import LakeFS
-from storage.location import open_fs
-from storage.queries import bind, lockdown, views
-from storage.queries import rollups as sql
-from storage.schema import CLUSTER_MEMBERS, EVALS, FAILURE_CLUSTERS, LOGS, SPANS
+from otelbench.storage import folding
+from otelbench.storage.files import SEED_DATE, SEED_NAME, DataFile, conform_arrow, data_files, partition_dir
+from otelbench.storage.fs import LakeFS
+from otelbench.storage.location import open_fs
+from otelbench.storage.queries import bind, lockdown, views
+from otelbench.storage.queries import rollups as sql
+from otelbench.storage.schema import CLUSTER_MEMBERS, EVALS, FAILURE_CLUSTERS, LOGS, SPANS
 
 # What the rollup's version follows: runs are recomputed from new spans and evals; new
 # clusters only make a new version (readers that cache by version then read them anew).
@@ -346,7 +346,7 @@ def _sweep(fs: LakeFS, folder: str, keep: set[Any]) -> None:
 __all__ = ["refresh", "pending", "current", "Snapshot", "Refreshed", "RUNS_SCHEMA", "FOLDER"]
 
 
-if __name__ == "__main__":  # one refresh in a process of its own: python -m storage.rollups LAKE
+if __name__ == "__main__":  # one refresh in a process of its own: python -m otelbench.storage.rollups LAKE
     import sys
 
     done = refresh(sys.argv[1])

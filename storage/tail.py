@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from storage.files import DataFile, table
-from storage.location import open_fs
+from otelbench.storage.files import DataFile, table
+from otelbench.storage.location import open_fs
 
 RECENT_S = 2.0
 MAX_FILE_ROWS = 20_000  # a live view shows a file's newest rows; a bigger batch is cut

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bench_runner.llama_server import LlamaServer, LlamaServerMissing, find_llama_server
+from otelbench.bench_runner.llama_server import LlamaServer, LlamaServerMissing, find_llama_server
 
 
 def bench(*args: str, timeout: int = 900) -> subprocess.CompletedProcess:
@@ -41,7 +41,7 @@ def quick_bench(llama_server: LlamaServer,
     """One ``otelbench bench --quick`` of the embedded model, its spans exported to a real
     collector: (the process, its result files, the folder whose ``lake`` holds the spans).
     Minutes on a small CPU, so made once and shared (the CLI's tests, the web's)."""
-    from collector.runtime import Collector
+    from otelbench.collector.runtime import Collector
     from otelbench.testing.collector import collector_config
 
     tmp = tmp_path_factory.mktemp("bench")

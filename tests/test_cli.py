@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from otelbench import cli
-from storage.lake import Lake
+from otelbench.storage.lake import Lake
 
 
 @pytest.mark.parametrize("verbose", [False, True])

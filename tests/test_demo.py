@@ -18,10 +18,10 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from bench_runner import agent_suite
+from otelbench.bench_runner import agent_suite
 from otelbench.testing.serve import free_port, serve_web
-from storage.duckdb import open_lake
-from storage.queries import reports
+from otelbench.storage.duckdb import open_lake
+from otelbench.storage.queries import reports
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.model, pytest.mark.slow]
@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.model, pytest.mark.slow]
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    from bench_runner.llama_server import LlamaServerMissing, find_llama_server
+    from otelbench.bench_runner.llama_server import LlamaServerMissing, find_llama_server
 
     try:
         find_llama_server()

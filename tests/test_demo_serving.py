@@ -18,7 +18,7 @@ import httpx
 import psutil
 
 from otelbench.testing.serve import free_port
-from storage.duckdb import open_lake
+from otelbench.storage.duckdb import open_lake
 
 ROOT = Path(__file__).resolve().parents[1]
 

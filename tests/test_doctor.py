@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from normalize import conventions as cv
-from normalize import coverage
+from otelbench.normalize import conventions as cv
+from otelbench.normalize import coverage
 from otelbench.testing.frameworks import KNOWN_GAPS, load_lake
-from storage.duckdb import open_lake
-from web import doctor
-from web.doctor_fixes import FIXES, fix
+from otelbench.storage.duckdb import open_lake
+from otelbench.web import doctor
+from otelbench.web.doctor_fixes import FIXES, fix
 
 RECORDED = Path(__file__).parent / "testdata" / "recorded"
 STACKS = sorted(p.name for p in RECORDED.iterdir() if (p / "traces-1.json").exists())
@@ -224,7 +224,7 @@ def test_the_command_reads_at_80_columns_and_as_json(lakes: dict[str, Path], cap
 
 
 def test_the_command_on_an_empty_lake(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    from storage.lake import Lake
+    from otelbench.storage.lake import Lake
 
     Lake(tmp_path / "lake").init()
     from otelbench.cli import main
@@ -237,9 +237,9 @@ def test_otelbench_own_traces_are_not_reported() -> None:
     """The judge's calls and benchmark evidence are not a user's instrumentation."""
     import datetime as dt
 
-    from storage.queries.conventions import SCOPE_COUNTS
-    from storage.queries.views import BENCH_SERVICE, JUDGE_SERVICE
-    from web.doctor import report as pure_report
+    from otelbench.storage.queries.conventions import SCOPE_COUNTS
+    from otelbench.storage.queries.views import BENCH_SERVICE, JUDGE_SERVICE
+    from otelbench.web.doctor import report as pure_report
 
     def scope(service: str) -> dict[str, Any]:
         return {**dict.fromkeys(SCOPE_COUNTS, 0), "spans": 3, "llm_calls": 3, "agent": service,

@@ -5,7 +5,7 @@ Every ``import`` of every module is read with ``ast``: module-level, function-le
 import names the most specific module it reaches: ``from storage import lake`` is an edge
 to ``storage.lake``, ``from storage import is_remote`` one to ``storage`` (its
 ``__init__``). A ``__main__.py`` is a launcher that nothing imports, not a dependency
-(``python -m bench_runner`` runs ``otelbench bench``).
+(``python -m otelbench.bench_runner`` runs ``otelbench bench``).
 
 - ``LAYERS`` says, for every package, what of this project it may import besides itself;
   the table has no cycle, so neither have the packages;
@@ -26,6 +26,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+# Each folder of the repository → the package it installs as (setup.py's package_dir):
+# everything lives under the one ``otelbench`` namespace.
+FOLDERS = {"otelbench": "otelbench", "sdk/python/otelbench_sdk": "otelbench.sdk",
+           **{f: f"otelbench.{f}" for f in ("storage", "normalize", "exporters", "processors", "web", "collector",
+                                             "bench_runner")}}
 
 # Each package (or sub-package with rules of its own) → what of this project it may
 # import besides itself: a package name allows all of it, a dotted name only that module.
@@ -33,47 +38,49 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS: dict[str, tuple[str, ...]] = {
     # the lake: schema, Parquet I/O, compaction, derived commits, the DuckDB gateway, all SQL;
     # the one process launcher, the strict config base, the privacy settings, model labels
-    "storage": (),
+    "otelbench.storage": (),
     # OTLP → the lake's columns; pure: the table and column names are all it needs
-    "normalize": ("storage.schema",),
+    "otelbench.normalize": ("otelbench.storage.schema",),
     # the flusher's batch → normalize → storage; forwarding; each with its config
-    "exporters": ("normalize", "storage"),
+    "otelbench.exporters": ("otelbench.normalize", "otelbench.storage"),
     # the judge and failure clustering over the lake
-    "processors": ("storage",),
+    "otelbench.processors": ("otelbench.storage",),
     # pages and JSON over storage's one query layer, and which keys the normalizer's
     # mappings read (the doctor's report). Its live feed reads the log through
     # ``collector.tail``, which ``otelbench.runtime.web`` hands in.
-    "web": ("storage", "normalize.coverage"),
+    "otelbench.web": ("otelbench.storage", "otelbench.normalize.coverage"),
     # the receivers, the ingest core, the log, the flusher and compactor processes; its
     # config holds the exporters', the processors' privacy and the web's sections
-    "collector": ("storage", "normalize", "exporters", "processors.config", "web.config"),
+    "otelbench.collector": ("otelbench.storage", "otelbench.normalize", "otelbench.exporters",
+                            "otelbench.processors.config", "otelbench.web.config"),
     # the bench and suites: results reach the lake as spans sent to the collector's default
     # endpoint; the suite judge asks through the judge's endpoint and parser
-    "bench_runner": ("storage", "collector", "processors.judge"),
+    "otelbench.bench_runner": ("otelbench.storage", "otelbench.collector", "otelbench.processors.judge"),
     # the CLI and its commands, the runtime that starts and supervises the processes, the
     # demo, `otelbench init`, the SDK: everything but the test kit
-    "otelbench": ("storage", "normalize", "exporters", "processors", "web", "collector", "bench_runner"),
+    "otelbench": ("otelbench.storage", "otelbench.normalize", "otelbench.exporters", "otelbench.processors",
+                  "otelbench.web", "otelbench.collector", "otelbench.bench_runner"),
     # the test kit: collectors, lakes, canned servers, the SDK's in-memory exporter
-    "otelbench.testing": ("storage", "normalize", "exporters", "processors", "web", "collector", "bench_runner",
-                          "otelbench.sdk"),
+    "otelbench.testing": ("otelbench.storage", "otelbench.normalize", "otelbench.exporters", "otelbench.processors",
+                          "otelbench.web", "otelbench.collector", "otelbench.bench_runner", "otelbench.sdk"),
 }
-PACKAGES = tuple(sorted({layer.split(".")[0] for layer in LAYERS}))
 
-RECEIVER = ("collector.service", "collector.http_server", "collector.grpc_server", "collector.runtime",
-            "collector.encoding", "collector.wal", "collector.config")
+RECEIVER = tuple(f"otelbench.collector.{m}" for m in ("service", "http_server", "grpc_server", "runtime", "encoding",
+                                                      "wal", "config"))
 HEAVY = ("polars", "pyarrow", "numpy")
 
 
 def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    folder = next(f for f in FOLDERS if path.is_relative_to(ROOT / f))
+    parts = [FOLDERS[folder], *path.relative_to(ROOT / folder).with_suffix("").parts]
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def _modules() -> dict[str, Path]:
     """Every module of this project's packages (compiled extensions by their source)."""
     found = {}
-    for package in PACKAGES:
-        for path in sorted((ROOT / package).rglob("*.py")) + sorted((ROOT / package).rglob("*.pyx")):
+    for folder in FOLDERS:
+        for path in sorted((ROOT / folder).rglob("*.py")) + sorted((ROOT / folder).rglob("*.pyx")):
             found.setdefault(_module_name(path), path)
     return found
 
@@ -114,7 +121,7 @@ def _graph() -> dict[str, dict[str, str]]:
         if path.suffix != ".py" or path.name == "__main__.py":
             continue
         for name, line in _imports(path):
-            target = _resolve(name) if name.split(".")[0] in PACKAGES else ""
+            target = _resolve(name) if name.split(".")[0] == "otelbench" else ""
             if target and target != module:
                 graph[module].setdefault(target, f"{path.relative_to(ROOT)}:{line}")
     return graph
@@ -187,7 +194,8 @@ def _describe(group: frozenset[str], cycle: list[str], graph: dict[str, dict[str
 
 def test_every_package_has_its_rules() -> None:
     found = {p.parent.name for p in ROOT.glob("*/__init__.py")} - {"tests"}
-    assert found <= set(PACKAGES), f"a new top-level package: give it a row in LAYERS: {found - set(PACKAGES)}"
+    assert found <= set(FOLDERS), f"a new top-level package: give it a row in LAYERS and FOLDERS: {found - set(FOLDERS)}"
+    assert {FOLDERS[f] for f in found} - {"otelbench"} <= set(LAYERS), "a folder without its row in LAYERS"
     allowed = {a for allows in LAYERS.values() for a in allows}
     assert all(_resolve(a) == a for a in allowed), f"LAYERS names no such module: {allowed - set(MODULES)}"
 

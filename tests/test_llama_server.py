@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from bench_runner.llama_server import (
+from otelbench.bench_runner.llama_server import (
     EMBEDDED_MODEL_FILE,
     LlamaServer,
     LlamaServerError,
@@ -244,7 +244,7 @@ def test_a_missing_binary_is_named_with_the_way_to_build_it(tmp_path: Path, monk
 
 @needs_llama_cpp
 def test_one_server_swaps_between_several_models(tmp_path: Path) -> None:
-    from bench_runner import servers
+    from otelbench.bench_runner import servers
 
     second = tmp_path / "second-name.gguf"  # the same weights under another name: a second model id
     second.symlink_to(find_embedded_model())

@@ -94,7 +94,7 @@ def _agent_command(answers: dict[str, str]) -> str:
 def _send_bench_runs(spans: Any) -> None:
     """Bench model runs as ``otelbench bench`` exports them: a root span per model run with
     its results (bench_runner.runner.run_model's record_summary)."""
-    from bench_runner.spans import record_summary
+    from otelbench.bench_runner.spans import record_summary
 
     for model, quant, arch, decode, prefill, ttft in BENCH:
         settings = {"server.kind": "llama_cpp_python", "speed.version": "speed-v1", "quick": True, "runs": 1,
@@ -110,8 +110,8 @@ def _send_bench_runs(spans: Any) -> None:
 def _run_suites(tmp: Path, spans: Any) -> None:
     """Both agents on both versions of the suite, through the suite runner (a process per
     case × repeat, a span per case and per run)."""
-    from bench_runner.agent_suite import load
-    from bench_runner.suite_run import SuiteRun
+    from otelbench.bench_runner.agent_suite import load
+    from otelbench.bench_runner.suite_run import SuiteRun
 
     for version, text in (("chores-v1", SUITE_V1), ("chores-v2", SUITE_V2)):
         folder = tmp / "suites" / version
@@ -129,9 +129,9 @@ def _judge_and_cluster(lake: Path) -> None:
     import openai
 
     from otelbench.testing.judge_stub import MODEL, JudgeStub
-    from processors import pipeline
-    from processors.config import Clusters, Processors
-    from storage.privacy import Privacy
+    from otelbench.processors import pipeline
+    from otelbench.processors.config import Clusters, Processors
+    from otelbench.storage.privacy import Privacy
 
     with JudgeStub(score=0.75) as stub:
         llm = pipeline.Llm(openai.OpenAI(base_url=stub.base_url, api_key="x", max_retries=0), MODEL, True)
@@ -140,8 +140,8 @@ def _judge_and_cluster(lake: Path) -> None:
 
 @pytest.fixture(scope="module")
 def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from bench_runner.spans import BenchSpans
-    from collector.runtime import Collector
+    from otelbench.bench_runner.spans import BenchSpans
+    from otelbench.collector.runtime import Collector
     from otelbench.testing.agent_runs import send_runs
     from otelbench.testing.collector import collector_config
 

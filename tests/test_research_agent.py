@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from bench_runner import agent_suite
+from otelbench.bench_runner import agent_suite
 from otelbench.demo import research_agent as ra
 from otelbench.testing.serve import ROOT
 from otelbench.testing.wait import wait_for
-from storage.duckdb import open_lake
+from otelbench.storage.duckdb import open_lake
 
 SUITE = agent_suite.find("grounded-research-v1")
 DOCS = SUITE.folder / "docs"

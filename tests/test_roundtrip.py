@@ -22,12 +22,12 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from collector.runtime import Collector
+from otelbench.collector.runtime import Collector
 from otelbench.testing import attribute_maps as am
 from otelbench.testing.collector import collector_config
 from otelbench.testing.roundtrip import (PROTOCOLS, SpanSpec, Target, send_logs, send_raw_spans, send_spans,
                                          span_specs)
-from storage.duckdb import open_lake
+from otelbench.storage.duckdb import open_lake
 
 NO_COMPACTOR = {"compaction": {"enabled": False}}  # the test compacts, when it chooses to
 

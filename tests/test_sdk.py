@@ -22,7 +22,7 @@ import pytest
 import otelbench.sdk as sdk
 from otelbench.testing.serve import ROOT
 from otelbench.testing.wait import run_async, wait_for
-from storage.duckdb import open_lake
+from otelbench.storage.duckdb import open_lake
 
 
 def sql(lake: Path, query: str) -> list[tuple]:
@@ -72,8 +72,8 @@ def test_a_task_is_an_agent_run_with_its_input_output_cost_and_log(collector) ->
     log = sql(lake, "SELECT count(*) FROM spans WHERE span_type = 'agent'")  # the log line is an event of it
     assert log == [(1,)]
     # the web (through the runs rollup) shows it as reported cost
-    from web.pages.agent import profile
-    from web.site import Site
+    from otelbench.web.pages.agent import profile
+    from otelbench.web.site import Site
 
     cost = profile(Site(lake, refresh_s=0), "searcher", "")["cost"]
     assert cost["source"] == "reported" and cost["reported"]["total_usd"] == pytest.approx(0.005)

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import otelbench.sdk as sdk
 from otelbench.testing.serve import ROOT
 from otelbench.testing.wait import wait_for
-from storage.duckdb import open_lake
+from otelbench.storage.duckdb import open_lake
 
 SDK_JS = ROOT / "sdk" / "js"
 SETUP = "./scripts/setup.sh installs them (npm ci --prefix sdk/js)"

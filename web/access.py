@@ -22,7 +22,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from storage.privacy import Privacy
+from otelbench.storage.privacy import Privacy
 
 MAX_LINK_TTL_S = 7 * 24 * 3600  # a signed link lives a week at most
 

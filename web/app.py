@@ -24,24 +24,24 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 
-from storage.privacy import Privacy
-from storage.values import json_value
-from web import doctor, live, mcp_server
-from web.access import Access, Denied, key_of
-from web.badge import BADGE_METRICS, badge
-from web.charts import duration
-from web.errors import BadRequest, NotFound
-from web.home import Receivers
-from web.http import SECURITY_HEADERS, RouteMetrics, SecurityHeaders
-from web.pages import agent as agent_page
-from web.pages import benchmarks, embeds, models, run
-from web.pages import compare as compare_page
-from web.pages import home as home_page
-from web.pages import leaderboard as leaderboard_page
-from web.pages.doctor import doctor as doctor_report
-from web.share import ShareImages
-from web.site import WINDOWS, Site
-from web.text import message_text, visible
+from otelbench.storage.privacy import Privacy
+from otelbench.storage.values import json_value
+from otelbench.web import doctor, live, mcp_server
+from otelbench.web.access import Access, Denied, key_of
+from otelbench.web.badge import BADGE_METRICS, badge
+from otelbench.web.charts import duration
+from otelbench.web.errors import BadRequest, NotFound
+from otelbench.web.home import Receivers
+from otelbench.web.http import SECURITY_HEADERS, RouteMetrics, SecurityHeaders
+from otelbench.web.pages import agent as agent_page
+from otelbench.web.pages import benchmarks, embeds, models, run
+from otelbench.web.pages import compare as compare_page
+from otelbench.web.pages import home as home_page
+from otelbench.web.pages import leaderboard as leaderboard_page
+from otelbench.web.pages.doctor import doctor as doctor_report
+from otelbench.web.share import ShareImages
+from otelbench.web.site import WINDOWS, Site
+from otelbench.web.text import message_text, visible
 
 TEMPLATES = Path(__file__).parent / "templates"
 LIVE_JS = Path(__file__).parent / "static" / "live.js"

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from html import escape
 
-from web.series import Bucket, Period
+from otelbench.web.series import Bucket, Period
 
 BLUE, RED, GREY, INK = "#007ec6", "#e05d44", "#ccc", "#555"
 FONT = 'font-family="system-ui,sans-serif" font-size="11" fill="#555"'

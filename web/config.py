@@ -4,7 +4,7 @@ stays light."""
 
 from __future__ import annotations
 
-from storage.config_base import Strict
+from otelbench.storage.config_base import Strict
 
 DEFAULT_WEB_ENDPOINT = "127.0.0.1:8000"
 

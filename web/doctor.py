@@ -16,14 +16,14 @@ import re
 from collections import defaultdict
 from typing import Any, Callable
 
-from normalize import coverage
-from storage import conventions as rollup
-from storage import rollups
-from storage.queries import bind
-from storage.queries import conventions as sql
-from storage.queries.rollups import RUNS_CTE
-from storage.queries.views import BENCH_SERVICE, JUDGE_SERVICE
-from web.doctor_fixes import fix
+from otelbench.normalize import coverage
+from otelbench.storage import conventions as rollup
+from otelbench.storage import rollups
+from otelbench.storage.queries import bind
+from otelbench.storage.queries import conventions as sql
+from otelbench.storage.queries.rollups import RUNS_CTE
+from otelbench.storage.queries.views import BENCH_SERVICE, JUDGE_SERVICE
+from otelbench.web.doctor_fixes import fix
 
 TOP_KEYS = 10  # "not read" keys listed per scope
 WINDOW = re.compile(r"^(\d+)([hdw])$")

@@ -13,9 +13,9 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, Callable
 
-from storage.queries import web as q
-from web import series as charts_series
-from web.cost import SOURCES  # reported, computed: AGENTS_SERIES's column order
+from otelbench.storage.queries import web as q
+from otelbench.web import series as charts_series
+from otelbench.web.cost import SOURCES  # reported, computed: AGENTS_SERIES's column order
 
 Arrow = Callable[..., Any]  # Site.arrow: a statement's result as an Arrow table
 

@@ -47,9 +47,9 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
-from storage.agents import resolve
-from storage.labels import model_label
-from storage.privacy import Privacy
+from otelbench.storage.agents import resolve
+from otelbench.storage.labels import model_label
+from otelbench.storage.privacy import Privacy
 
 LEADERBOARD = "leaderboard"
 HOLD_S = 1.0  # the ack → live budget is 2 s

@@ -36,14 +36,14 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse
 from starlette.websockets import WebSocket
 
-from storage.privacy import Privacy
-from storage.queries import live as q
-from storage.tail import NewRows
-from web.access import Access, Denied
-from web.errors import NotFound
-from web.feed import LAKE_SPAN_COLUMNS, LEADERBOARD, SCORE_COLUMNS, Feed, Out, agent_topic
-from web.pages.agent import agent
-from web.site import Site
+from otelbench.storage.privacy import Privacy
+from otelbench.storage.queries import live as q
+from otelbench.storage.tail import NewRows
+from otelbench.web.access import Access, Denied
+from otelbench.web.errors import NotFound
+from otelbench.web.feed import LAKE_SPAN_COLUMNS, LEADERBOARD, SCORE_COLUMNS, Feed, Out, agent_topic
+from otelbench.web.pages.agent import agent
+from otelbench.web.site import Site
 
 log = logging.getLogger("otelbench.web.live")
 

@@ -23,16 +23,16 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from storage.values import json_value
-from web.access import Access, Denied
-from web.errors import BadRequest, NotFound
-from web.pages import TELEMETRY, benchmarks, models
-from web.pages import compare as compare_page
-from web.pages.agent import profile, recent_failures
-from web.pages.doctor import doctor
-from web.pages.leaderboard import SORTS, agent_board
-from web.pages.run import run
-from web.site import WINDOWS, Site
+from otelbench.storage.values import json_value
+from otelbench.web.access import Access, Denied
+from otelbench.web.errors import BadRequest, NotFound
+from otelbench.web.pages import TELEMETRY, benchmarks, models
+from otelbench.web.pages import compare as compare_page
+from otelbench.web.pages.agent import profile, recent_failures
+from otelbench.web.pages.doctor import doctor
+from otelbench.web.pages.leaderboard import SORTS, agent_board
+from otelbench.web.pages.run import run
+from otelbench.web.site import WINDOWS, Site
 
 PATH = "/mcp"  # where the web app serves it
 TEXT_CHARS = 500  # of a task, an answer, a message or an attribute value in an answer

@@ -24,7 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from web.charts import duration
+from otelbench.web.charts import duration
 
 if TYPE_CHECKING:
     from PIL.ImageDraw import ImageDraw

@@ -19,18 +19,18 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from storage import conventions, is_remote, rollups
-from storage.duckdb import open_lake
-from storage.privacy import Privacy
-from storage.queries import bind
-from storage.queries import web as q
-from storage.queries import web_suites
-from storage.queries.tables import table_glob
-from web import every_agent
+from otelbench.storage import conventions, is_remote, rollups
+from otelbench.storage.duckdb import open_lake
+from otelbench.storage.privacy import Privacy
+from otelbench.storage.process import ROOT
+from otelbench.storage.queries import bind
+from otelbench.storage.queries import web as q
+from otelbench.storage.queries import web_suites
+from otelbench.storage.queries.tables import table_glob
+from otelbench.web import every_agent
 
-_ROOT = str(Path(__file__).resolve().parent.parent)  # where ``python -m storage.rollups`` imports from
 # what ``refresh`` runs, each in a process of its own: the runs rollup, the conventions rollup
-ROLLUP_MODULES = ("storage.rollups", "storage.conventions")
+ROLLUP_MODULES = ("otelbench.storage.rollups", "otelbench.storage.conventions")
 WINDOWS = {"24h": 24, "7d": 24 * 7, "30d": 24 * 30, "all": None}
 
 
@@ -104,7 +104,7 @@ class Site:
         for a big fold goes back to the system with it; this process stays small)."""
         for module in ROLLUP_MODULES:
             done = subprocess.run([sys.executable, "-m", module, str(self.lake_root)],
-                                  capture_output=True, text=True, cwd=_ROOT, timeout=3600)
+                                  capture_output=True, text=True, cwd=ROOT, timeout=3600)
             if done.returncode != 0:
                 self.refresh_errors += 1
                 raise RuntimeError(f"refreshing the rollups failed: {done.stderr.strip()[-2000:]}")

@@ -26,7 +26,7 @@ Category = Literal["ability", "agent"]
 DEFAULT_SUITE = "core"
 
 # suite version → module; suite name → its current version
-_MODULES: dict[str, str] = {"core-v1": "bench_runner.suites.core_v1"}
+_MODULES: dict[str, str] = {"core-v1": "otelbench.bench_runner.suites.core_v1"}
 _CURRENT: dict[str, str] = {"core": "core-v1"}
 
 

@@ -22,8 +22,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from bench_runner.sandbox import run_python
-from bench_runner.suites import (
+from otelbench.bench_runner.sandbox import run_python
+from otelbench.bench_runner.suites import (
     Checker,
     Suite,
     SuiteTest,

@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collector.config import Config
+    from otelbench.collector.config import Config
 
 
 def add_lake_args(p: argparse.ArgumentParser) -> None:
     """``--config`` and ``--lake``, for a command that reads a lake under a config's rules."""
-    from storage import DEFAULT_LAKE
+    from otelbench.storage import DEFAULT_LAKE
 
     p.add_argument("--config", default=None, help="config file (its privacy: section and lake path)")
     p.add_argument("--lake", default=None, help=f"lake folder or s3://bucket/prefix (default: the config's, else {DEFAULT_LAKE})")
@@ -22,8 +22,8 @@ def add_lake_args(p: argparse.ArgumentParser) -> None:
 def lake_and_config(args: Any, command: str) -> tuple[Path | str, Config | None] | None:
     """The lake and config ``add_lake_args`` asked for; None after saying on stderr why a
     config cannot be used (the command then exits with 2)."""
-    from collector.config import ConfigError, load_config
-    from storage import DEFAULT_LAKE
+    from otelbench.collector.config import ConfigError, load_config
+    from otelbench.storage import DEFAULT_LAKE
 
     config = None
     if args.config:

@@ -1,4 +1,4 @@
-"""``otelbench bench MODEL [MODEL…]`` (also ``python -m bench_runner``): benchmark local models
+"""``otelbench bench MODEL [MODEL…]`` (also ``python -m otelbench.bench_runner``): benchmark local models
 behind any OpenAI-compatible server — speed, ability, agent fitness, plausibility."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from collector import DEFAULT_URL
+from otelbench.collector import DEFAULT_URL
 
 DEFAULT_BASE_URL = "http://localhost:1234/v1"  # LM Studio's default
 DEFAULT_OUT = "~/benchmarks/"
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     if args.compare is not None:
         return _compare(args, console)
     if args.local:
-        from bench_runner.llama_server import LlamaServer, find_embedded_model
+        from otelbench.bench_runner.llama_server import LlamaServer, find_embedded_model
 
         try:
             model_file = find_embedded_model()
@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace, console, *, started_by_us: bool) -> int:
-    from bench_runner import servers
+    from otelbench.bench_runner import servers
 
     try:
         info = servers.probe(args.base_url, args.api_key)
@@ -117,7 +117,7 @@ def _bench(args: argparse.Namespace, console, *, started_by_us: bool) -> int:
 def _list(info, args, console) -> int:
     from rich.table import Table
 
-    from bench_runner.model_files import default_roots, locate_gguf
+    from otelbench.bench_runner.model_files import default_roots, locate_gguf
 
     table = Table(title=f"{info.base_url} ({info.kind})", title_justify="left")
     for col in ("model", "gguf", "size", "quant", "arch", "path / reason"):
@@ -135,7 +135,7 @@ def _list(info, args, console) -> int:
 def _check(info, args, console) -> int:
     import httpx
 
-    from bench_runner.model_files import Status, default_roots, locate_gguf
+    from otelbench.bench_runner.model_files import Status, default_roots, locate_gguf
 
     ok = True
 
@@ -169,10 +169,10 @@ def _run_models(info, args, console, started_by_us: bool) -> int:
     from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from bench_runner import runner, servers
-    from bench_runner import report
-    from bench_runner.hardware import probe_hardware
-    from bench_runner.spans import BenchSpans
+    from otelbench.bench_runner import runner, servers
+    from otelbench.bench_runner import report
+    from otelbench.bench_runner.hardware import probe_hardware
+    from otelbench.bench_runner.spans import BenchSpans
 
     opts = runner.Options(runs=args.runs, warmup=args.warmup, quick=args.quick, speed_only=args.speed_only,
                           concurrency=_levels(args.concurrency), api_key=args.api_key,
@@ -227,7 +227,7 @@ def _run_models(info, args, console, started_by_us: bool) -> int:
 
 
 def _compare(args, console) -> int:
-    from bench_runner import report
+    from otelbench.bench_runner import report
 
     files = [Path(f) for f in args.compare] or sorted(Path(args.out).expanduser().glob("*.json"))
     results = []
@@ -246,7 +246,7 @@ def _compare(args, console) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m bench_runner", description=__doc__)
+    p = argparse.ArgumentParser(prog="python -m otelbench.bench_runner", description=__doc__)
     configure(p)
     args = p.parse_args(argv)
     return int(args.func(args) or 0)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-from collector import DEFAULT_WAL_DIR
-from storage import DEFAULT_LAKE
+from otelbench.collector import DEFAULT_WAL_DIR
+from otelbench.storage import DEFAULT_LAKE
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -16,7 +16,7 @@ import sys
 import textwrap
 from typing import Any, TextIO
 
-from storage import DEFAULT_LAKE
+from otelbench.storage import DEFAULT_LAKE
 
 FORMATS = ("text", "json")
 CALL_LABELS = {"request_model": "request model", "response_model": "response model", "tokens": "tokens",
@@ -45,9 +45,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from storage.duckdb import QueryError, open_lake
-    from storage.values import json_value
-    from web import doctor
+    from otelbench.storage.duckdb import QueryError, open_lake
+    from otelbench.storage.values import json_value
+    from otelbench.web import doctor
 
     try:
         with open_lake(args.lake) as gateway:

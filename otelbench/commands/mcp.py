@@ -25,10 +25,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import logging
 
-    from storage.privacy import Privacy
-    from storage.duckdb import QueryError, open_lake
-    from web import mcp_server
-    from web.site import Site
+    from otelbench.storage.privacy import Privacy
+    from otelbench.storage.duckdb import QueryError, open_lake
+    from otelbench.web import mcp_server
+    from otelbench.web.site import Site
 
     if (found := lake_and_config(args, "mcp")) is None:
         return 2
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)  # stdout carries the protocol alone
     import os
 
-    from web.access import Access, Denied
+    from otelbench.web.access import Access, Denied
 
     site = Site(lake, config.privacy if config else Privacy())
     access = Access(site.privacy, keyring_of(config))

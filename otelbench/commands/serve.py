@@ -8,7 +8,7 @@ import signal
 import sys
 import threading
 
-from collector.config import DEFAULT_CONFIG_PATH, ConfigError, load_config
+from otelbench.collector.config import DEFAULT_CONFIG_PATH, ConfigError, load_config
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

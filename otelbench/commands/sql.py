@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from storage import DEFAULT_LAKE
+from otelbench.storage import DEFAULT_LAKE
 
 FORMATS = ("table", "line", "csv", "json")
 
@@ -53,8 +53,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # storage imports duckdb: kept here so `otelbench --help` and other commands stay light
-    from storage.queries import views
-    from storage.duckdb import QueryError, open_lake
+    from otelbench.storage.queries import views
+    from otelbench.storage.duckdb import QueryError, open_lake
 
     if args.print_views:
         try:
@@ -85,7 +85,7 @@ def render(fmt: str, columns: list[str], rows: Sequence[tuple[Any, ...]], out: T
     """``rows`` in ``fmt``; a table or line output for a person (``otelbench.terminal``:
     ``width`` None keeps whole values), csv and json exact."""
     from otelbench import terminal
-    from storage import values
+    from otelbench.storage import values
 
     if fmt == "json":
         out.write(values.dumps(values.records(columns, rows), indent=2) + "\n")

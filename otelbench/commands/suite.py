@@ -12,7 +12,7 @@ import time
 from contextlib import ExitStack
 from pathlib import Path
 
-from collector import DEFAULT_URL
+from otelbench.collector import DEFAULT_URL
 
 DEFAULT_OUT = "~/benchmarks/suites/"
 REASON_MAX = 160  # the summary table's reasons; the evidence JSON keeps them whole
@@ -51,7 +51,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from bench_runner import agent_suite
+    from otelbench.bench_runner import agent_suite
 
     root = args.root or agent_suite.SUITES_DIR
     try:
@@ -99,14 +99,14 @@ def _selected(suite, cases: str | None):
 
 def _judge(suite, args, stack: ExitStack, console):
     """The judge for the run's judge cases, or None (those cases then stay unscored)."""
-    from bench_runner.suite_judge import SuiteJudge
-    from bench_runner.suite_run import JudgeUnavailable
+    from otelbench.bench_runner.suite_judge import SuiteJudge
+    from otelbench.bench_runner.suite_run import JudgeUnavailable
 
     if not any(c.check.kind == "judge" for c in suite.spec.cases) or args.judge == "none":
         return None
     url = args.judge
     if url == "embedded":
-        from bench_runner.llama_server import EmbeddedModelMissing, LlamaServer, LlamaServerError, find_embedded_model
+        from otelbench.bench_runner.llama_server import EmbeddedModelMissing, LlamaServer, LlamaServerError, find_embedded_model
 
         try:
             with console.status("starting the embedded judge (llama.cpp + SmolLM2-135M)…"):
@@ -129,9 +129,9 @@ def _run(suite, args: argparse.Namespace) -> int:
 
     from otelbench.terminal import shorten
 
-    from bench_runner.spans import BenchSpans
-    from bench_runner.suite_judge import describe
-    from bench_runner.suite_run import SuiteRun, evidence
+    from otelbench.bench_runner.spans import BenchSpans
+    from otelbench.bench_runner.suite_judge import describe
+    from otelbench.bench_runner.suite_run import SuiteRun, evidence
 
     console = Console(stderr=args.json)
     if args.repeats is not None and args.repeats < 1 or args.concurrency < 1:
@@ -185,7 +185,7 @@ def _print_summary(console, record: dict, elapsed: float, path: Path, exported: 
     ``REASON_MAX``: the evidence file has them whole), the pass rate, where things went."""
     from rich.text import Text
 
-    from bench_runner.tables import Column, fitting_tables
+    from otelbench.bench_runner.tables import Column, fitting_tables
     from otelbench.terminal import shorten
 
     s = record["summary"]

@@ -6,7 +6,7 @@ import argparse
 
 from otelbench.commands import add_lake_args, lake_and_config
 from otelbench.runtime.web import WEBSOCKET, keyring_of, receivers_of
-from web.config import DEFAULT_WEB_ENDPOINT
+from otelbench.web.config import DEFAULT_WEB_ENDPOINT
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -21,8 +21,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from storage.privacy import Privacy
-    from web.app import create_app
+    from otelbench.storage.privacy import Privacy
+    from otelbench.web.app import create_app
 
     if (found := lake_and_config(args, "web")) is None:
         return 2

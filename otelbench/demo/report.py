@@ -9,8 +9,8 @@ from rich.console import Console
 from rich.text import Text
 
 from otelbench.summary import DEMO_SECTIONS, print_summary
-from storage.duckdb import open_lake
-from storage.queries import reports
+from otelbench.storage.duckdb import open_lake
+from otelbench.storage.queries import reports
 
 AGENT = "ops-helper"  # the demo's real agent (otelbench/demo/tool_agent.py)
 OTHER = "sample-triage"  # a simulated one, to compare with

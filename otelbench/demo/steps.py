@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from otelbench.demo.progress import Progress
-from processors.config import EMBEDDED_JUDGE_CONCURRENCY
+from otelbench.processors.config import EMBEDDED_JUDGE_CONCURRENCY
 
 SUITE = "grounded-research"
 SERVE_INTERVAL_S = 300.0  # the processors' schedule while the demo keeps serving
@@ -58,7 +58,7 @@ def _port(preferred: int) -> int:
 
 
 def _config(args: argparse.Namespace, ports: dict[str, int], judge: dict[str, Any] | None):
-    from collector.config import parse_config
+    from otelbench.collector.config import parse_config
 
     return parse_config({
         "receivers": {"otlp": {"protocols": {"grpc": {"endpoint": f"127.0.0.1:{ports['grpc']}"},
@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
 
     from otelbench.runtime.services import Services
 
-    from storage import is_remote
+    from otelbench.storage import is_remote
 
     if is_remote(args.lake):
         print("otelbench demo: --lake is a local folder here; a lake in a bucket is the collector's "
@@ -158,7 +158,7 @@ def _model_server(args: argparse.Namespace, stack: ExitStack, progress: Progress
     when it is not installed."""
     from rich.markup import escape
 
-    from bench_runner.llama_server import LlamaServer, find_embedded_model, find_llama_server
+    from otelbench.bench_runner.llama_server import LlamaServer, find_embedded_model, find_llama_server
 
     try:
         find_llama_server()
@@ -167,7 +167,7 @@ def _model_server(args: argparse.Namespace, stack: ExitStack, progress: Progress
         progress.say(f"[yellow]no embedded model ({escape(str(exc))}): the steps that need it are skipped[/yellow]")
         return None
     if args.two_models:
-        from bench_runner import model_fetch
+        from otelbench.bench_runner import model_fetch
 
         try:
             models.append(model_fetch.fetch(log=progress.say))
@@ -231,7 +231,7 @@ def _tool_agent(server: Any, otlp: str, quick: bool, progress: Progress) -> None
 
 def _start_suite(server: Any, otlp: str, out: Path, quick: bool) -> tuple[subprocess.Popen[bytes], Path]:
     """The suite run in a process of its own, beside the tool agent; its report in a log."""
-    from bench_runner import agent_suite
+    from otelbench.bench_runner import agent_suite
 
     suite = agent_suite.find(SUITE)
     extra: list[str] = ["--concurrency", str(AGENT_CONCURRENCY)]
@@ -267,7 +267,7 @@ def _process(config: Any, otlp: str, progress: Progress, status: Any) -> None:
     from rich.markup import escape
 
     from otelbench.runtime.processors_run import endpoint
-    from processors import pipeline
+    from otelbench.processors import pipeline
 
     try:
         with endpoint(config.processors, None) as llm:

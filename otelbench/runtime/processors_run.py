@@ -31,8 +31,8 @@ def exit_on_sigterm() -> None:
 def endpoint(processors: Any, only: str | None) -> Iterator[Any]:
     """The judge's endpoint for one run: ``embedded`` starts the embedded model server
     (the code of ``otelbench model serve``) and stops it when the run ends."""
-    from processors import pipeline
-    from processors.config import EMBEDDED, Processors
+    from otelbench.processors import pipeline
+    from otelbench.processors.config import EMBEDDED, Processors
 
     processors = processors or Processors()
     if not pipeline.needs_llm(processors, only):
@@ -51,7 +51,7 @@ def endpoint(processors: Any, only: str | None) -> Iterator[Any]:
         client = openai.OpenAI(base_url=judge.endpoint, api_key=key, max_retries=0)
         yield pipeline.Llm(client, judge.model or "", judge.is_local)
         return
-    from bench_runner.llama_server import DEFAULT_PARALLEL, EmbeddedModelMissing, LlamaServer, LlamaServerError
+    from otelbench.bench_runner.llama_server import DEFAULT_PARALLEL, EmbeddedModelMissing, LlamaServer, LlamaServerError
 
     try:  # two slots a request in flight: the judge's two kinds of request each keep their prompt prefix
         server = LlamaServer(judge.model or strongest_local_model(),
@@ -68,8 +68,8 @@ def endpoint(processors: Any, only: str | None) -> Iterator[Any]:
 def strongest_local_model() -> Path:
     """The default embedded judge: the model ``otelbench model fetch`` provides when it
     has been fetched (a stronger judge: docs/judge.md), else the embedded SmolLM2."""
-    from bench_runner.llama_server import find_embedded_model
-    from bench_runner.model_fetch import fetched
+    from otelbench.bench_runner.llama_server import find_embedded_model
+    from otelbench.bench_runner.model_fetch import fetched
 
     return next(iter(fetched()), None) or find_embedded_model()
 
@@ -78,8 +78,8 @@ def child_main(processors: Any, privacy: Any, lake: str, telemetry_endpoint: str
                log_level: str) -> None:
     """A scheduled run, in a process of its own (storage.process): the embedder, HDBSCAN,
     the judge and the embedded model server live and die with it."""
-    from storage.process import die_with_parent
-    from processors import pipeline
+    from otelbench.storage.process import die_with_parent
+    from otelbench.processors import pipeline
 
     die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # serve decides when we stop

@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from otelbench.runtime.processors_run import SIGTERM_EXIT
-from storage.process import Child
+from otelbench.storage.process import Child
 
 log = logging.getLogger("otelbench.processors")
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from typing import Any, Callable
 
-from collector.runtime import Collector
+from otelbench.collector.runtime import Collector
 from otelbench.runtime.scheduler import Scheduler
 from otelbench.runtime.web import receivers_of
-from storage.process import Child
+from otelbench.storage.process import Child
 
 
 class Services:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collector.config import Config
-    from web.config import Web
-    from web.home import Receivers
+    from otelbench.collector.config import Config
+    from otelbench.web.config import Web
+    from otelbench.web.home import Receivers
 
 # uvicorn's WebSocket settings for the live dashboard: a viewer sends nothing, so 4 KiB a
 # message is plenty; no per-message deflate, which would compress each feed once per viewer
@@ -18,7 +18,7 @@ WEBSOCKET = {"ws_max_size": 4096, "ws_per_message_deflate": False}
 
 def keyring_of(config: Config | None) -> Any:
     """The config's keys as the web checks read keys with (None: no keys, public data only)."""
-    from collector.keys import Keyring
+    from otelbench.collector.keys import Keyring
 
     return Keyring(config.keys) if config is not None and config.keys else None
 
@@ -26,7 +26,7 @@ def keyring_of(config: Config | None) -> Any:
 def receivers_of(config: Config, http_port: int | None = None, grpc_port: int | None = None) -> Receivers:
     """The collector's OTLP endpoints as the home page shows them: the config's, with the
     ports the receivers were bound to when known (``otelbench serve``: a config may say 0)."""
-    from web.home import Receivers
+    from otelbench.web.home import Receivers
 
     otlp = config.receivers.otlp
     protocols = otlp.protocols if otlp else None
@@ -52,17 +52,17 @@ def child_main(lake: str, privacy: object, web: Web, parent_pid: int, receivers:
 
     import uvicorn
 
-    from collector.keys import Keyring
-    from storage.process import die_with_parent
-    from web.app import create_app
+    from otelbench.collector.keys import Keyring
+    from otelbench.storage.process import die_with_parent
+    from otelbench.web.app import create_app
 
     die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # serve decides when we stop (SIGTERM)
     spans = None
     if wal_dir is not None and state_fd is not None:
-        from collector.state import SharedState
-        from collector.tail import WalSpans
-        from web.feed import SPAN_COLUMNS
+        from otelbench.collector.state import SharedState
+        from otelbench.collector.tail import WalSpans
+        from otelbench.web.feed import SPAN_COLUMNS
 
         state = SharedState(fd=state_fd)
         spans = WalSpans(wal_dir, lambda: state.durable_pos, SPAN_COLUMNS)

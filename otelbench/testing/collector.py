@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from collector.config import Config, parse_config
+from otelbench.collector.config import Config, parse_config
 
 if TYPE_CHECKING:
     from otelbench.testing.agent_runs import Run
@@ -45,10 +45,10 @@ def collector_config(tmp_path: Path, **overrides: Any) -> Config:
 def lake_of_runs(tmp_path: Path, runs: Sequence[Run]) -> Path:
     """A lake holding ``runs``, written the real way: a collector (config as above) receives
     them from the OTel SDK over OTLP/HTTP and flushes them; returns the lake's folder."""
-    from collector.runtime import Collector
+    from otelbench.collector.runtime import Collector
     from otelbench.testing.agent_runs import send_runs
     from otelbench.testing.wait import wait_for
-    from storage.duckdb import open_lake
+    from otelbench.storage.duckdb import open_lake
 
     def runs_in_lake() -> int:
         with open_lake(lake) as gw:

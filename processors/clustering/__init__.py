@@ -17,13 +17,13 @@ JSON form for the web. One concept per module:
 - clients.py   make_embedder and llm_describer: settings in, the callables above out
 """
 
-from processors.clustering.clients import llm_describer, make_embedder
-from processors.clustering.cluster import cluster_failures, default_min_cluster_size, default_min_samples
-from processors.clustering.describe import Describe
-from processors.clustering.embed import Embedder, EmbedderError, MiniLMEmbedder, OpenAIEmbedder
-from processors.clustering.result import (CLUSTERS_SCHEMA, FAILURES_SCHEMA, MEMBERS_SCHEMA, NOISE, ClusterResult,
+from otelbench.processors.clustering.clients import llm_describer, make_embedder
+from otelbench.processors.clustering.cluster import cluster_failures, default_min_cluster_size, default_min_samples
+from otelbench.processors.clustering.describe import Describe
+from otelbench.processors.clustering.embed import Embedder, EmbedderError, MiniLMEmbedder, OpenAIEmbedder
+from otelbench.processors.clustering.result import (CLUSTERS_SCHEMA, FAILURES_SCHEMA, MEMBERS_SCHEMA, NOISE, ClusterResult,
                                           insights_json)
-from processors.clustering.text import failure_text, normalize
+from otelbench.processors.clustering.text import failure_text, normalize
 
 __all__ = [
     "CLUSTERS_SCHEMA", "FAILURES_SCHEMA", "MEMBERS_SCHEMA", "NOISE", "ClusterResult", "Describe", "Embedder",

@@ -14,9 +14,9 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from processors.clustering.describe import Describe
-from processors.clustering.embed import Embedder, MiniLMEmbedder, OpenAIEmbedder
-from processors.clustering.label import Prompt
+from otelbench.processors.clustering.describe import Describe
+from otelbench.processors.clustering.embed import Embedder, MiniLMEmbedder, OpenAIEmbedder
+from otelbench.processors.clustering.label import Prompt
 
 if TYPE_CHECKING:
     import openai

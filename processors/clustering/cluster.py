@@ -26,16 +26,16 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from processors.clustering.describe import BY_LLM, Describe, describe_cluster
-from processors.clustering.embed import Embedder
-from processors.clustering.ids import match_ids
-from processors.clustering.merge import MERGE_COSINE, Cause, cause_of, merge_alike, tool_name
-from processors.clustering.multiset import hdbscan_multiset
-from processors.clustering.result import (CLUSTERS_SCHEMA, FAILURES_SCHEMA, MEMBERS_SCHEMA, NOISE,
+from otelbench.processors.clustering.describe import BY_LLM, Describe, describe_cluster
+from otelbench.processors.clustering.embed import Embedder
+from otelbench.processors.clustering.ids import match_ids
+from otelbench.processors.clustering.merge import MERGE_COSINE, Cause, cause_of, merge_alike, tool_name
+from otelbench.processors.clustering.multiset import hdbscan_multiset
+from otelbench.processors.clustering.result import (CLUSTERS_SCHEMA, FAILURES_SCHEMA, MEMBERS_SCHEMA, NOISE,
                                           ClusterResult, empty_clusters, empty_members)
-from processors.clustering.terms import TOP_TERMS, class_terms
-from processors.clustering.text import FailureParts, failure_frame, select_failures
-from processors.clustering.vectors import failure_vectors
+from otelbench.processors.clustering.terms import TOP_TERMS, class_terms
+from otelbench.processors.clustering.text import FailureParts, failure_frame, select_failures
+from otelbench.processors.clustering.vectors import failure_vectors
 
 SCORE_BELOW = 0.5             # processors.clusters.score_below's default
 MIN_CLUSTER_SIZE_FLOOR = 5    # min_cluster_size = max(5, 1% of the agent's failures)

@@ -21,8 +21,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from processors.clustering.label import Prompt, label_prompt, shot_whys, split_label
-from processors.clustering.terms import STOP_WORDS
+from otelbench.processors.clustering.label import Prompt, label_prompt, shot_whys, split_label
+from otelbench.processors.clustering.terms import STOP_WORDS
 
 # the prompt in, the model's answer out (None or "" when it has none)
 Describe = Callable[[Prompt], "str | None"]

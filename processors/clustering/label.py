@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from processors.clustering.text import words
+from otelbench.processors.clustering.text import words
 
 EXAMPLES = 3             # examples shown of a cluster (its nearest to the centre)
 MAX_EXAMPLE_CHARS = 220  # each cut to this many characters

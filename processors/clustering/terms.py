@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from processors.clustering.text import LABELS, PLACEHOLDER
+from otelbench.processors.clustering.text import LABELS, PLACEHOLDER
 
 TOP_TERMS = 8
 # a word, or a host name kept whole ("api.weather.example.com", not "com")

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from processors.clustering.embed import Embedder, unit_rows
-from processors.clustering.text import FailureParts
+from otelbench.processors.clustering.embed import Embedder, unit_rows
+from otelbench.processors.clustering.text import FailureParts
 
 PART_WEIGHTS = (2.0, 2.0, 1.0)  # error, failing tools, output
 

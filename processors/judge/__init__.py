@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from processors.judge.budget import DEFAULT_MAX_INPUT_TOKENS
-from processors.judge.endpoint import Endpoint, JudgeEndpointError
-from processors.judge.judge import EVALS_SCHEMA, Counters, Judgement, judge_runs, judgements
-from processors.judge.prompt import DEFAULT_PROMPT, Prompt, PromptError, load_prompt
-from processors.judge.retry import RetryPolicy
-from processors.judge.runs import with_summaries
-from processors.judge.telemetry import JUDGE_SERVICE_NAME, JudgeClient, traced
+from otelbench.processors.judge.budget import DEFAULT_MAX_INPUT_TOKENS
+from otelbench.processors.judge.endpoint import Endpoint, JudgeEndpointError
+from otelbench.processors.judge.judge import EVALS_SCHEMA, Counters, Judgement, judge_runs, judgements
+from otelbench.processors.judge.prompt import DEFAULT_PROMPT, Prompt, PromptError, load_prompt
+from otelbench.processors.judge.retry import RetryPolicy
+from otelbench.processors.judge.runs import with_summaries
+from otelbench.processors.judge.telemetry import JUDGE_SERVICE_NAME, JudgeClient, traced
 
 
 def check_endpoint(client: Any, model: str) -> None:

@@ -29,8 +29,8 @@ from typing import Any
 
 import openai
 
-from processors.judge.logprobs import TopLogprobs
-from processors.judge.retry import RetryPolicy, retryable
+from otelbench.processors.judge.logprobs import TopLogprobs
+from otelbench.processors.judge.retry import RetryPolicy, retryable
 
 DEFAULT_TOP_LOGPROBS = 20  # OpenAI's maximum; grades outside the top 20 carry ~no mass
 DEFAULT_TIMEOUT_S = 120.0

@@ -27,16 +27,16 @@ from typing import Any
 
 import polars as pl
 
-from processors.judge.budget import DEFAULT_MAX_INPUT_TOKENS
-from processors.judge.endpoint import DEFAULT_TIMEOUT_S, CallFailed, Completion, Endpoint, JudgeEndpointError
-from processors.judge.judgement import (GRADE_MAX_TOKENS, GRADE_SCHEMA, SOLVE_MAX_TOKENS, SOLVE_STOP, Grade, RunText,
+from otelbench.processors.judge.budget import DEFAULT_MAX_INPUT_TOKENS
+from otelbench.processors.judge.endpoint import DEFAULT_TIMEOUT_S, CallFailed, Completion, Endpoint, JudgeEndpointError
+from otelbench.processors.judge.judgement import (GRADE_MAX_TOKENS, GRADE_SCHEMA, SOLVE_MAX_TOKENS, SOLVE_STOP, Grade, RunText,
                                         agreement_of, combine, explain, grade_messages, read_grade,
                                         reference_text, run_text, solve_messages)
-from processors.judge.parse import UnusableAnswer
-from processors.judge.prompt import Prompt
-from processors.judge.reference import Agreement
-from processors.judge.retry import RetryPolicy
-from processors.judge.telemetry import JudgeClient, judge_span, record_usage
+from otelbench.processors.judge.parse import UnusableAnswer
+from otelbench.processors.judge.prompt import Prompt
+from otelbench.processors.judge.reference import Agreement
+from otelbench.processors.judge.retry import RetryPolicy
+from otelbench.processors.judge.telemetry import JudgeClient, judge_span, record_usage
 
 EVALS_SCHEMA: dict[str, Any] = {
     "trace_id": pl.String,

@@ -31,14 +31,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from processors.judge.budget import fit
-from processors.judge.endpoint import Completion
-from processors.judge.logprobs import GRADES_1_5, Reading, read_answer
-from processors.judge.parse import MAX_REASONING_CHARS, UnusableAnswer, is_template_slot, parse_answer
-from processors.judge.prompt import Prompt
-from processors.judge.reference import Agreement, agreement
-from processors.judge.runs import message_text
-from processors.judge.signals import Signals, capped, read_signals
+from otelbench.processors.judge.budget import fit
+from otelbench.processors.judge.endpoint import Completion
+from otelbench.processors.judge.logprobs import GRADES_1_5, Reading, read_answer
+from otelbench.processors.judge.parse import MAX_REASONING_CHARS, UnusableAnswer, is_template_slot, parse_answer
+from otelbench.processors.judge.prompt import Prompt
+from otelbench.processors.judge.reference import Agreement, agreement
+from otelbench.processors.judge.runs import message_text
+from otelbench.processors.judge.signals import Signals, capped, read_signals
 
 REFERENCE_WEIGHT = 0.5  # of the agreement with the judge's own answer, when there is one
 # ``{"grade": N, "reasoning": "…"}`` with a 100-character sentence is ~35 tokens; a small

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from storage.queries.tables import parents_cte, sql_string
+from otelbench.storage.queries.tables import parents_cte, sql_string
 
 # --------------------------------------------------------------------------- bench
 # ``otelbench bench`` exports its results as spans (bench_runner/spans.py has the tree):

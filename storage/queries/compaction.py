@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from storage.queries.tables import ident
-from storage.schema import Table
+from otelbench.storage.queries.tables import ident
+from otelbench.storage.schema import Table
 
 DISABLE_PROGRESS_BAR = "SET enable_progress_bar = false"
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from storage.queries.tables import read_table_sql
+from otelbench.storage.queries.tables import read_table_sql
 
 _GROUP = "date, owner, agent, service_name, scope_name, scope_version"
 _AGENT = "coalesce(resolved_agent, agent_name, request_agent, service_name)"

@@ -6,8 +6,8 @@ processors (processors/) get polars DataFrames of them through the gateway.
 
 from __future__ import annotations
 
-from storage.queries.views import JUDGE_SERVICE
-from storage.queries.walked_agents import walked_agents_ctes
+from otelbench.storage.queries.views import JUDGE_SERVICE
+from otelbench.storage.queries.walked_agents import walked_agents_ctes
 
 
 def _own(agent: str, owner: str | None) -> str:

@@ -12,10 +12,10 @@ trace is no longer a run).
 
 from __future__ import annotations
 
-from storage.queries.runs import COSTED
-from storage.queries.tables import derived_view_sql, span_attributes_sql, sql_string
-from storage.queries.views import span_messages_sql
-from storage.schema import EVALS
+from otelbench.storage.queries.runs import COSTED
+from otelbench.storage.queries.tables import derived_view_sql, span_attributes_sql, sql_string
+from otelbench.storage.queries.views import span_messages_sql
+from otelbench.storage.schema import EVALS
 
 PREVIEW_CHARS = 1000  # of a run's task and answer kept in the rollup (pages link to the run)
 

@@ -11,9 +11,9 @@ arrived (still running, or stopped half-way) is ``incomplete`` and still shows i
 
 from __future__ import annotations
 
-from storage.queries.bench import BENCH_SCOPE, bench_attr, bench_spans
-from storage.queries.runs import COSTED_S, OUTERMOST
-from storage.queries.tables import sql_string
+from otelbench.storage.queries.bench import BENCH_SCOPE, bench_attr, bench_spans
+from otelbench.storage.queries.runs import COSTED_S, OUTERMOST
+from otelbench.storage.queries.tables import sql_string
 
 Z = 1.96  # the 97.5 % normal quantile, as bench_runner/stats.py Z_975 (the same interval)
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from storage import is_remote
-from storage.schema import MOVED_ATTRIBUTES, PARTITION_COLUMN, SIGNAL, SPANS, Table
+from otelbench.storage import is_remote
+from otelbench.storage.schema import MOVED_ATTRIBUTES, PARTITION_COLUMN, SIGNAL, SPANS, Table
 
 _GLOB_CHARS = set("*?[]{}")
 _READ_OPTIONS = f"hive_partitioning = true, union_by_name = true, hive_types = {{'{PARTITION_COLUMN}': 'DATE'}}"

@@ -36,13 +36,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from storage.queries import conventions
-from storage.queries.bench import bench_results_sql, bench_tests_sql
-from storage.queries.suites import suite_cases_sql, suite_runs_sql
-from storage.queries.tables import lake_location, parents_cte, read_table_sql, view_sql
-from storage.queries.runs import COSTED_S, OUTERMOST
-from storage.queries.tool_links import asked_id, tool_links_ctes
-from storage.schema import tables
+from otelbench.storage.queries import conventions
+from otelbench.storage.queries.bench import bench_results_sql, bench_tests_sql
+from otelbench.storage.queries.suites import suite_cases_sql, suite_runs_sql
+from otelbench.storage.queries.tables import lake_location, parents_cte, read_table_sql, view_sql
+from otelbench.storage.queries.runs import COSTED_S, OUTERMOST
+from otelbench.storage.queries.tool_links import asked_id, tool_links_ctes
+from otelbench.storage.schema import tables
 
 # The views this module defines, beside one per lake table (storage.queries.tables).
 COMPUTED_VIEWS = ("span_messages", "span_agents", "llm_calls", "tool_calls", "tool_call_links", "agent_runs", "bench_results",

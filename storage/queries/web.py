@@ -12,12 +12,12 @@ span of either inside a visible run is redacted, a cluster counts only visible r
 
 from __future__ import annotations
 
-from storage.queries.rollups import RUNS_CTE
-from storage.queries.tables import derived_select_sql, narrowed_source_sql, read_files_sql, span_attributes_sql
-from storage.queries.tool_links import asked_id, tool_links_ctes
-from storage.queries.views import span_messages_select
-from storage.queries.walked_agents import walked_agents_ctes
-from storage.schema import EVALS
+from otelbench.storage.queries.rollups import RUNS_CTE
+from otelbench.storage.queries.tables import derived_select_sql, narrowed_source_sql, read_files_sql, span_attributes_sql
+from otelbench.storage.queries.tool_links import asked_id, tool_links_ctes
+from otelbench.storage.queries.views import span_messages_select
+from otelbench.storage.queries.walked_agents import walked_agents_ctes
+from otelbench.storage.schema import EVALS
 
 
 def _visible(of: str = "") -> str:

@@ -18,8 +18,8 @@ description of its hardware (``bench_results.hardware_*``), NULL from older runn
 
 from __future__ import annotations
 
-from storage.queries.bench import BENCH_SCOPE, bench_attr
-from storage.queries.tables import sql_string
+from otelbench.storage.queries.bench import BENCH_SCOPE, bench_attr
+from otelbench.storage.queries.tables import sql_string
 
 _VISIBLE = "model IS NOT NULL AND NOT list_contains($private_owners, coalesce(owner, ''))"
 

@@ -23,7 +23,7 @@ spans alone (``CASES``), never through that join.
 
 from __future__ import annotations
 
-from storage.queries.bench import bench_attr, bench_spans
+from otelbench.storage.queries.bench import bench_attr, bench_spans
 
 _CASES = bench_spans("suite_case")
 

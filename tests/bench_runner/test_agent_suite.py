@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bench_runner import agent_suite
-from bench_runner.agent_suite import SuiteError, check, load
+from otelbench.bench_runner import agent_suite
+from otelbench.bench_runner.agent_suite import SuiteError, check, load
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -133,7 +133,7 @@ def test_the_command_lists_and_shows(tmp_path: Path) -> None:
 ])
 def test_a_python_checker_runs_in_the_sandbox(tmp_path: Path, checker: str, answer: str, passed: bool,
                                                says: str) -> None:
-    from bench_runner.agent_suite import check_python
+    from otelbench.bench_runner.agent_suite import check_python
 
     folder = suite_at(tmp_path)
     (folder / "check_sorted.py").write_text(checker)

@@ -8,7 +8,7 @@ import socket
 
 import pytest
 
-from storage.duckdb import open_lake
+from otelbench.storage.duckdb import open_lake
 from tests.model_fixture import bench
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from bench_runner.client import (
+from otelbench.bench_runner.client import (
     ErrorKind,
     RunResult,
     TokenSource,
@@ -25,8 +25,8 @@ from bench_runner.client import (
     prompt_tokens,
     server_speeds,
 )
-from bench_runner.llama_server import LlamaServer
-from bench_runner.stats import FORMULAS, percentile, run_concurrent, summarize, t_critical_95
+from otelbench.bench_runner.llama_server import LlamaServer
+from otelbench.bench_runner.stats import FORMULAS, percentile, run_concurrent, summarize, t_critical_95
 from otelbench.testing.openai_stub import LLAMA_TIMINGS, StubServer
 
 # Generous on purpose: this 2-core machine is noisy, and the stub shares the test's

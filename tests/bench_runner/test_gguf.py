@@ -13,9 +13,9 @@ import pytest
 
 gguf = pytest.importorskip("gguf")
 
-from bench_runner.gguf import ArraySummary, GgufError, read_gguf, read_header, _parse  # noqa: E402
-from bench_runner.model_files import SearchRoots, Status, default_roots, locate_gguf, match_score  # noqa: E402
-from bench_runner.llama_server import EmbeddedModelMissing, LlamaServer, find_embedded_model  # noqa: E402
+from otelbench.bench_runner.gguf import ArraySummary, GgufError, read_gguf, read_header, _parse  # noqa: E402
+from otelbench.bench_runner.model_files import SearchRoots, Status, default_roots, locate_gguf, match_score  # noqa: E402
+from otelbench.bench_runner.llama_server import EmbeddedModelMissing, LlamaServer, find_embedded_model  # noqa: E402
 
 REAL_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 EMBEDDED_DATA_OFFSET = 1_785_664  # where its tensor data begins: the header ends before (gguf.GGUFReader's data_offset)
@@ -338,7 +338,7 @@ def test_match_score(model_id: str, label: str, low: float, high: float) -> None
 
 @pytest.mark.model
 def test_llama_cpp_server_id_resolves(llama_server: LlamaServer, tmp_path: Path) -> None:
-    from bench_runner.servers import probe
+    from otelbench.bench_runner.servers import probe
 
     assert llama_server.model_id is not None
     # The id is a name, not a path: the server's /props say which file it loaded.

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench_runner.hardware import (
+from otelbench.bench_runner.hardware import (
     cpu_peak,
     lookup_gpu,
     measure_memory_bandwidth,

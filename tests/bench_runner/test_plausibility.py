@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from bench_runner.hardware import Cpu, Gpu, GpuSpec, Hardware
-from bench_runner.plausibility import (
+from otelbench.bench_runner.hardware import Cpu, Gpu, GpuSpec, Hardware
+from otelbench.bench_runner.plausibility import (
     GUIDE_SLACK,
     CaseSummary,
     Confidence,
@@ -110,8 +110,8 @@ def test_notes_give_the_utilisation() -> None:
 
 
 def test_the_real_embedded_gguf_through_assess() -> None:
-    from bench_runner.gguf import read_gguf
-    from bench_runner.llama_server import EmbeddedModelMissing, find_embedded_model
+    from otelbench.bench_runner.gguf import read_gguf
+    from otelbench.bench_runner.llama_server import EmbeddedModelMissing, find_embedded_model
 
     try:
         info = read_gguf(find_embedded_model())
@@ -179,9 +179,9 @@ def test_real_llama_cpp_numbers_are_within_the_bounds(llama_server: Any) -> None
     """The embedded model, served for real, timed by the real client, on the probed hardware."""
     import httpx
 
-    from bench_runner.client import measure_run
-    from bench_runner.model_files import Status, locate_gguf
-    from bench_runner.hardware import probe_hardware
+    from otelbench.bench_runner.client import measure_run
+    from otelbench.bench_runner.model_files import Status, locate_gguf
+    from otelbench.bench_runner.hardware import probe_hardware
 
     found = locate_gguf(llama_server.model_id, server_paths=(str(llama_server.model_path),))
     assert found.status is Status.READY and found.info is not None

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from bench_runner import report
+from otelbench.bench_runner import report
 
 PATH = "/home/someone/.cache/lm-studio/models/bartowski/Qwen2.5-Coder-0.5B-Instruct-GGUF/" \
        "Qwen2.5-Coder-0.5B-Instruct-Q4_K_M.gguf"

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from bench_runner.sandbox import Limits, SandboxResult, probe_isolation, run_python
+from otelbench.bench_runner.sandbox import Limits, SandboxResult, probe_isolation, run_python
 from otelbench.testing.wait import wait_for
 
 REPO = Path(__file__).resolve().parents[2]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench_runner.servers import ServerInfo, ServerModel, unload
-from storage.labels import model_label
+from otelbench.bench_runner.servers import ServerInfo, ServerModel, unload
+from otelbench.storage.labels import model_label
 
 
 @pytest.mark.parametrize("kind, models, says", [
@@ -26,7 +26,7 @@ def test_a_models_answer_that_is_not_a_model_list_is_a_clear_error(body: bytes) 
     import threading
     from http.server import BaseHTTPRequestHandler, HTTPServer
 
-    from bench_runner.servers import ServerDown, probe
+    from otelbench.bench_runner.servers import ServerDown, probe
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 (http.server's name)

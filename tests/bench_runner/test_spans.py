@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from bench_runner import runner, servers
-from bench_runner.hardware import probe_hardware
-from bench_runner.spans import REASON_CHARS, BenchSpans
+from otelbench.bench_runner import runner, servers
+from otelbench.bench_runner.hardware import probe_hardware
+from otelbench.bench_runner.spans import REASON_CHARS, BenchSpans
 from otelbench.testing.openai_stub import StubServer
-from storage.duckdb import Gateway, open_lake
+from otelbench.storage.duckdb import Gateway, open_lake
 
 MODELS = ("normal", "http500")  # under /by-model the stub runs the script the model names
 
@@ -22,7 +22,7 @@ MODELS = ("normal", "http500")  # under /by-model the stub runs the script the m
 @pytest.fixture(scope="module")
 def benched(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """``run_model`` for a working and a wholly failing model, spans to a real collector."""
-    from collector.runtime import Collector
+    from otelbench.collector.runtime import Collector
     from otelbench.testing.collector import collector_config
 
     tmp = tmp_path_factory.mktemp("bench_spans")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bench_runner.agent_suite import load
-from bench_runner.suite_judge import SuiteJudge
-from bench_runner.suite_run import Finished, JudgeUnavailable, score
+from otelbench.bench_runner.agent_suite import load
+from otelbench.bench_runner.suite_judge import SuiteJudge
+from otelbench.bench_runner.suite_run import Finished, JudgeUnavailable, score
 from otelbench.testing.judge_stub import JudgeStub
 
 SUITE = """name: judged

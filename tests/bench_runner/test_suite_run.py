@@ -18,12 +18,12 @@ from typing import Any
 
 import pytest
 
-from bench_runner.agent_suite import load
-from bench_runner.stats import wilson_95
-from bench_runner.environment import DEFAULTED, set_default, users
-from bench_runner.suite_run import MAX_STDOUT_BYTES, Finished, run_agent, score
+from otelbench.bench_runner.agent_suite import load
+from otelbench.bench_runner.stats import wilson_95
+from otelbench.bench_runner.environment import DEFAULTED, set_default, users
+from otelbench.bench_runner.suite_run import MAX_STDOUT_BYTES, Finished, run_agent, score
 from otelbench.testing.suites import CAPITAL, YEAR, suite_yaml
-from storage.duckdb import Gateway, open_lake
+from otelbench.storage.duckdb import Gateway, open_lake
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -87,7 +87,7 @@ elif case == "sorted": print("1 2 3")
 
 @pytest.fixture(scope="module")
 def ran(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    from collector.runtime import Collector
+    from otelbench.collector.runtime import Collector
     from otelbench.testing.collector import collector_config
 
     tmp = tmp_path_factory.mktemp("suite_run")

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from bench_runner.suites import (
+from otelbench.bench_runner.suites import (
     SuiteTest,
     TestResult,
     Verdict,
@@ -20,7 +20,7 @@ from bench_runner.suites import (
     score,
     strip_reasoning,
 )
-from bench_runner.suites import core_v1
+from otelbench.bench_runner.suites import core_v1
 
 SUITE = load_suite()
 LOG = core_v1.suite_data()["syslog"]["lines"]

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from bench_runner import model_fetch, suites
-from bench_runner.llama_server import LlamaServer, find_embedded_model, model_name
-from storage.duckdb import open_lake
+from otelbench.bench_runner import model_fetch, suites
+from otelbench.bench_runner.llama_server import LlamaServer, find_embedded_model, model_name
+from otelbench.storage.duckdb import open_lake
 from tests.model_fixture import bench
 
 pytestmark = [pytest.mark.slow, pytest.mark.model]
@@ -51,7 +51,7 @@ def qwen_gguf() -> Path:
 
 @pytest.fixture(scope="module")
 def two_models(qwen_gguf: Path, tmp_path_factory: pytest.TempPathFactory) -> TwoModels:
-    from collector.runtime import Collector
+    from otelbench.collector.runtime import Collector
     from otelbench.testing.collector import collector_config
 
     tmp = tmp_path_factory.mktemp("two_models")

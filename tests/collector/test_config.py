@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from collector.config import Config, ConfigError, load_config, parse_config
+from otelbench.collector.config import Config, ConfigError, load_config, parse_config
 
 ROOT = Path(__file__).resolve().parents[2]
 

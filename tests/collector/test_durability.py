@@ -14,7 +14,7 @@ import httpx
 import pytest
 import yaml
 
-from storage.duckdb import open_lake
+from otelbench.storage.duckdb import open_lake
 from otelbench.testing.otlp import agent_request
 
 PB = {"Content-Type": "application/x-protobuf"}
@@ -139,7 +139,7 @@ def test_sigterm_flushes_and_retires_the_log(tmp_path):
 def test_polars_allocator_reads_the_flusher_setting():
     """The variable's name is a detail of polars' build (its jemalloc's prefix): the
     allocator itself must report the worker's setting."""
-    from collector.flusher import ALLOCATOR_ENV
+    from otelbench.collector.flusher import ALLOCATOR_ENV
 
     env = {**os.environ, "_RJEM_MALLOC_CONF": ALLOCATOR_ENV["_RJEM_MALLOC_CONF"] + ",stats_print:true"}
     done = subprocess.run([sys.executable, "-c", "import polars as pl; pl.DataFrame({'a': range(1000)}).sum()"],
@@ -153,8 +153,8 @@ def test_flusher_workers_start_with_retaining_allocators_and_the_receiver_does_n
     and they run without the config's libraries."""
     import psutil
 
-    from storage.process import ARROW_ALLOCATOR_ENV
-    from collector.flusher import ALLOCATOR_ENV
+    from otelbench.storage.process import ARROW_ALLOCATOR_ENV
+    from otelbench.collector.flusher import ALLOCATOR_ENV
 
     monkeypatch.setenv("MALLOC_TOP_PAD_", "4096")  # the user's choice
     monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
@@ -162,7 +162,7 @@ def test_flusher_workers_start_with_retaining_allocators_and_the_receiver_does_n
     try:
         receiver = psutil.Process(server.proc.pid)
         children = receiver.children()
-        assert [" ".join(p.cmdline()[-2:]) for p in children] == ["storage.process otelbench-flusher-0"]
+        assert [" ".join(p.cmdline()[-2:]) for p in children] == ["otelbench.storage.process otelbench-flusher-0"]
         env = children[0].environ()
         assert env["MALLOC_TOP_PAD_"] == "4096"
         assert env["MALLOC_TRIM_THRESHOLD_"] == ALLOCATOR_ENV["MALLOC_TRIM_THRESHOLD_"]

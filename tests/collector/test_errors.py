@@ -5,8 +5,8 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from collector import errors
-from collector.errors import ReceiverError, grpc_status, http_status
+from otelbench.collector import errors
+from otelbench.collector.errors import ReceiverError, grpc_status, http_status
 
 RETRY_AFTER_S = 7
 

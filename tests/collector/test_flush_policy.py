@@ -11,11 +11,11 @@ from pathlib import Path
 import httpx
 import psutil
 
-from collector.compactor import ALLOCATOR_ENV as COMPACTOR_ALLOCATOR_ENV
-from collector.compactor import COMPACTOR_NICENESS
+from otelbench.collector.compactor import ALLOCATOR_ENV as COMPACTOR_ALLOCATOR_ENV
+from otelbench.collector.compactor import COMPACTOR_NICENESS
 from otelbench.testing.wait import wait_for
 
-from storage.duckdb import open_lake
+from otelbench.storage.duckdb import open_lake
 from otelbench.testing.otlp import agent_request
 
 PB = {"Content-Type": "application/x-protobuf"}
@@ -135,7 +135,7 @@ def test_a_writer_that_breaks_stops_the_worker_instead_of_hanging_it():
     stage as an exception, which ends the worker process (the receiver then reports it)."""
     import pytest
 
-    from collector.flusher import _Job, _Writer
+    from otelbench.collector.flusher import _Job, _Writer
 
     class Broken:
         worker = 0
@@ -159,9 +159,9 @@ def test_at_most_two_batches_are_in_flight_and_they_land_in_order(tmp_path, monk
     one batch ahead and then waits; files and checkpoints follow the log's order."""
     import threading
 
-    from collector import wal
-    from collector.flusher import Flusher, WorkerSettings
-    from collector.state import SharedState
+    from otelbench.collector import wal
+    from otelbench.collector.flusher import Flusher, WorkerSettings
+    from otelbench.collector.state import SharedState
     from otelbench.testing.collector import collector_config
 
     config = collector_config(tmp_path, parquet={"workers": 1, "flush": {"interval_s": 0.01, "max_batch_mib": 1}})

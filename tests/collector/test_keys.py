@@ -13,10 +13,10 @@ from typing import Any
 import httpx
 import pytest
 
-from collector.config import ApiKey, KeyQuotas
-from collector.errors import Forbidden, QuotaExceeded, Unauthenticated
-from collector.keys import Keyring
-from storage.duckdb import open_lake
+from otelbench.collector.config import ApiKey, KeyQuotas
+from otelbench.collector.errors import Forbidden, QuotaExceeded, Unauthenticated
+from otelbench.collector.keys import Keyring
+from otelbench.storage.duckdb import open_lake
 
 ALICE, BOB, READER, OLD, GONE = "alice-key-0001", "bob-key-00002", "reader-key-003", "old-key-00004", "gone-key-0005"
 HASHED = "hashed-key-0006"

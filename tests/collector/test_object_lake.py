@@ -13,14 +13,14 @@ import httpx
 import pytest
 import yaml
 
-from collector.runtime import Collector
+from otelbench.collector.runtime import Collector
 from otelbench.testing.collector import collector_config
 from otelbench.testing.otlp import agent_request
 from otelbench.testing.wait import wait_for
-from storage.duckdb import open_lake
-from storage.files import data_files, owner_of
-from storage.lake import Lake
-from storage.schema import SPANS
+from otelbench.storage.duckdb import open_lake
+from otelbench.storage.files import data_files, owner_of
+from otelbench.storage.lake import Lake
+from otelbench.storage.schema import SPANS
 from tests.collector.test_durability import PB, Load, Server, _span_ids
 
 

@@ -12,7 +12,7 @@ from google.rpc import error_details_pb2, status_pb2
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 
-from storage.duckdb import open_lake
+from otelbench.storage.duckdb import open_lake
 from otelbench.testing.otlp import agent_request, kv, logs_request
 
 PB = {"Content-Type": "application/x-protobuf"}
@@ -219,8 +219,8 @@ def test_backpressure_503_with_retry_after(make_collector):
 
 
 def test_signal_without_pipeline_is_404(tmp_path):
-    from collector.config import parse_config
-    from collector.runtime import Collector
+    from otelbench.collector.config import parse_config
+    from otelbench.collector.runtime import Collector
 
     cfg = parse_config({
         "receivers": {"otlp": {"protocols": {"http": {"endpoint": "127.0.0.1:0"}}}},
@@ -271,5 +271,5 @@ def test_graceful_stop_flushes_everything(make_collector):
         assert httpx.post(url, content=agent_request(random.Random(i), 50).SerializeToString(), headers=PB).status_code == 200
     c.stop()  # flush interval is an hour: only the stop writes Parquet
     assert open_lake(c.config.exporters.parquet.path).query("SELECT count(*) FROM spans").rows == [(250,)]
-    from collector import wal
+    from otelbench.collector import wal
     assert wal.wal_bytes(c.config.service.wal.dir) == 0  # every segment retired but the (empty) current one

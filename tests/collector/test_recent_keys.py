@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from exporters.parquet import RecentKeys, span_keys
+from otelbench.exporters.parquet import RecentKeys, span_keys
 
 
 def test_all_new_keys_are_kept_and_remembered() -> None:

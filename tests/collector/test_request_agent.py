@@ -12,11 +12,11 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-from collector import wal
-from collector.errors import MalformedRequest
-from collector.service import Sender
+from otelbench.collector import wal
+from otelbench.collector.errors import MalformedRequest
+from otelbench.collector.service import Sender
 from otelbench.testing.otlp import agent_request
-from storage.duckdb import open_lake
+from otelbench.storage.duckdb import open_lake
 
 KEY = "k" * 16
 
@@ -130,10 +130,10 @@ def test_the_log_carries_the_sender_and_reads_records_written_before_agents(tmp_
 
 
 def test_authenticate_names_the_sender() -> None:
-    from collector.service import Ingest
+    from otelbench.collector.service import Ingest
 
-    from collector.config import ApiKey
-    from collector.keys import Keyring
+    from otelbench.collector.config import ApiKey
+    from otelbench.collector.keys import Keyring
 
     def ingest(keys):
         return Ingest(signals=["traces"], keys=Keyring(keys), committer=None, telemetry=None, max_inflight=1,

@@ -17,7 +17,7 @@ import pytest
 from google.rpc import error_details_pb2, status_pb2
 
 from otelbench.testing.wait import wait_for
-from storage.duckdb import open_lake
+from otelbench.storage.duckdb import open_lake
 from otelbench.testing.otlp import agent_request
 
 PB = {"Content-Type": "application/x-protobuf"}

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import os
 
-from collector import tail, wal
-from normalize.rows import normalize_traces
+from otelbench.collector import tail, wal
+from otelbench.normalize.rows import normalize_traces
 from otelbench.testing.otlp import make_span, trace_request
 
 COLUMNS = ("trace_id", "span_id", "name", "owner", "request_agent", "agent_name", "service_name")

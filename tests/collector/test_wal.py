@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from collector import wal
+from otelbench.collector import wal
 
 
 def _records(tmp_path, start, until, want=None):

@@ -30,12 +30,12 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 
-from exporters import otlp
-from exporters.config import OtlpExporter
-from exporters.otlp import OtlpForwarder
+from otelbench.exporters import otlp
+from otelbench.exporters.config import OtlpExporter
+from otelbench.exporters.otlp import OtlpForwarder
 from otelbench.testing.collector import collector_config
 from otelbench.testing.wait import wait_for
-from storage.duckdb import open_lake
+from otelbench.storage.duckdb import open_lake
 from otelbench.testing.otlp import agent_request, logs_request
 
 PB = {"Content-Type": "application/x-protobuf"}
@@ -376,7 +376,7 @@ def test_an_unreachable_upstream_never_fails_ingestion(make_collector, refused_u
 @pytest.fixture
 def upstream_collector(tmp_path: Path) -> Iterator:
     """A second collector, with its own lake and log, that takes only keyed requests."""
-    from collector.runtime import Collector
+    from otelbench.collector.runtime import Collector
 
     c = Collector(collector_config(tmp_path / "upstream", auth={"keys": [{"key": "edge-key-123", "owner": "edge"}]}))
     c.start()

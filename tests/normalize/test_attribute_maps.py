@@ -16,7 +16,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from otelbench.testing import attribute_maps as am
 from otelbench.testing.otlp import event, kv, kvs, make_span, trace_request
 from otelbench.testing.roundtrip import span_specs
-from storage.schema import MOVED_ATTRIBUTES
+from otelbench.storage.schema import MOVED_ATTRIBUTES
 from tests.normalize.test_columnar import same_as_reference
 
 

@@ -27,13 +27,13 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
-from normalize import columnar_attributes, conventions
-from normalize import rows as ref
-from normalize.columnar import normalize_traces_arrow
-from normalize.rows import normalize_traces
+from otelbench.normalize import columnar_attributes, conventions
+from otelbench.normalize import rows as ref
+from otelbench.normalize.columnar import normalize_traces_arrow
+from otelbench.normalize.rows import normalize_traces
 from otelbench.testing import otlp
 from otelbench.testing.otlp import agent_request
-from storage.schema import SPANS
+from otelbench.storage.schema import SPANS
 from tests.normalize.cases import SPAN_ARGS, SPAN_TABLES
 from tests.testdata.loader import recorded
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from normalize import conventions as cv
-from normalize.anyvalue import as_float, as_int, as_str
+from otelbench.normalize import conventions as cv
+from otelbench.normalize.anyvalue import as_float, as_int, as_str
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "normalization.md"
 

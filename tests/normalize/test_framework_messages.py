@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from normalize import framework_messages as fw
+from otelbench.normalize import framework_messages as fw
 
 
 def text(role: str, content: str) -> dict[str, Any]:

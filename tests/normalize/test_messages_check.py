@@ -18,7 +18,7 @@ import polars as pl
 import pyarrow as pa
 import pytest
 
-from normalize.columnar_messages import MESSAGES_RX
+from otelbench.normalize.columnar_messages import MESSAGES_RX
 from tests.normalize.test_columnar import _messages_json
 
 def regex(texts: list[str]) -> list[bool]:
@@ -26,7 +26,7 @@ def regex(texts: list[str]) -> list[bool]:
 
 
 def compiled(texts: list[str]) -> list[bool]:
-    from normalize._messages import canonical
+    from otelbench.normalize._messages import canonical
 
     return canonical(pa.array(texts, pa.string()), list(range(len(texts)))).tolist()
 
@@ -105,7 +105,7 @@ def test_every_mutation_of_canonical_messages(seed: int) -> None:
 
 
 def test_rows_select_from_a_sliced_array() -> None:
-    from normalize._messages import canonical
+    from otelbench.normalize._messages import canonical
 
     good, bad = '[{"role":"u","parts":[]}]', "[x]"
     arr = pa.array([bad, good, bad, good, None, ""], pa.string()).slice(1)

@@ -15,11 +15,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from normalize.anyvalue import attributes as py_attributes
+from otelbench.normalize.anyvalue import attributes as py_attributes
 from otelbench.testing.otlp import agent_request, kv, make_span, trace_request
-from storage.duckdb import open_lake
-from storage.lake import Lake
-from storage.schema import MOVED_ATTRIBUTES
+from otelbench.storage.duckdb import open_lake
+from otelbench.storage.lake import Lake
+from otelbench.storage.schema import MOVED_ATTRIBUTES
 from tests.normalize.test_columnar import same_as_reference
 
 CANON_IN = '[{"role":"user","parts":[{"type":"text","content":"What is 2 + 2?"}]}]'
@@ -71,7 +71,7 @@ def test_what_moves_and_what_stays(name: str, attrs: dict[str, Any], moved: list
 def test_the_view_reads_every_case_as_sent(tmp_path: Path) -> None:
     # one output moved beside an input that stays (system instructions) must keep the input:
     # the view once merged a NULL for the unmoved key, which deletes it
-    from normalize.columnar import normalize_traces_arrow
+    from otelbench.normalize.columnar import normalize_traces_arrow
 
     requests = [trace_request(make_span(attrs, name="chat gpt-4o", span_id=(i + 1).to_bytes(8, "big")))
                 for i, (_, attrs, _) in enumerate(CASES)]
@@ -106,7 +106,7 @@ def test_a_structured_value_stays() -> None:
 
 
 def test_realistic_traffic_stores_the_text_once_and_the_view_reads_it_as_sent(tmp_path: Path) -> None:
-    from normalize.columnar import normalize_traces_arrow
+    from otelbench.normalize.columnar import normalize_traces_arrow
 
     requests = [agent_request(random.Random(7), 120)]
     table = normalize_traces_arrow([r.SerializeToString() for r in requests], [None])

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from normalize.pricing import PRICES, PRICES_FILE, Price, compute_cost, cost, lookup
+from otelbench.normalize.pricing import PRICES, PRICES_FILE, Price, compute_cost, cost, lookup
 
 LOOKUPS = [
     # (model as reported, table entry it must price as; None = unknown)

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from normalize.rows import normalize_logs, normalize_metrics, normalize_traces
-from storage.schema import LOGS, METRICS, SPANS
+from otelbench.normalize.rows import normalize_logs, normalize_metrics, normalize_traces
+from otelbench.storage.schema import LOGS, METRICS, SPANS
 from tests.testdata.loader import recorded
 
 OWNER = "alice"

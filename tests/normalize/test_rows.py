@@ -18,10 +18,10 @@ from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 from opentelemetry.proto.metrics.v1 import metrics_pb2 as m
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
-from normalize.pricing import compute_cost
-from normalize.rows import normalize_logs, normalize_metrics, normalize_traces
+from otelbench.normalize.pricing import compute_cost
+from otelbench.normalize.rows import normalize_logs, normalize_metrics, normalize_traces
 from otelbench.testing.otlp import END, PARENT, SERVICE, SPAN_ID, START, TRACE, av, event, kvs, make_span, trace_request
-from storage.schema import LOGS, METRICS, SPANS
+from otelbench.storage.schema import LOGS, METRICS, SPANS
 from tests.normalize.cases import (AGENT_CALLS, AGENTS, CONVERSATIONS, COSTS, ERRORS, FINISH_REASONS, KINDS_AND_STATUSES,
                                    LOG_EVENT_NAMES, LOG_EVENTS, MALFORMED, MESSAGE_IDS, MESSAGE_ROWS, MODELS,
                                    OPERATIONS, PARENT_IDS, PROVIDERS, SPAN_ARGS, SPAN_TABLES, TOOL_IO, TOOLS, TTFTS,

@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from normalize import tool_io
+from otelbench.normalize import tool_io
 
 _JSON = st.recursive(st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=20),
                      lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),

@@ -24,7 +24,7 @@ from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
-from normalize import wire
+from otelbench.normalize import wire
 from otelbench.testing.otlp import agent_request
 from tests.normalize.test_columnar import RECORDED_STACKS, _fuzz_request
 from tests.testdata.loader import recorded
@@ -80,8 +80,8 @@ def test_this_install_is_compiled() -> None:
     unseen, or every flusher would quietly decode with ptars."""
     import importlib
 
-    importlib.import_module("normalize._wire")
-    importlib.import_module("normalize._messages")
+    importlib.import_module("otelbench.normalize._wire")
+    importlib.import_module("otelbench.normalize._messages")
     assert wire.COMPILED
 
 
@@ -467,7 +467,7 @@ def test_the_walk_lets_other_threads_run() -> None:
     holding the lock would stop it for the whole walk)."""
     rng = random.Random(2)
     payloads = [agent_request(rng, 512, agent="a").SerializeToString() for _ in range(30)]
-    from normalize import _wire
+    from otelbench.normalize import _wire
 
     for _ in range(3):
         done = threading.Event()

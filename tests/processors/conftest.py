@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from processors.clustering.embed import MiniLMEmbedder
+from otelbench.processors.clustering.embed import MiniLMEmbedder
 
 
 @pytest.fixture(scope="session")

@@ -9,10 +9,10 @@ import httpx
 import openai
 import pytest
 
-from processors.clustering import MiniLMEmbedder, OpenAIEmbedder, llm_describer, make_embedder
-from processors.clustering.clients import DESCRIBE_MAX_TOKENS
-from processors.clustering.describe import BY_LLM, BY_TERMS, describe_cluster
-from processors.clustering.label import label_prompt
+from otelbench.processors.clustering import MiniLMEmbedder, OpenAIEmbedder, llm_describer, make_embedder
+from otelbench.processors.clustering.clients import DESCRIBE_MAX_TOKENS
+from otelbench.processors.clustering.describe import BY_LLM, BY_TERMS, describe_cluster
+from otelbench.processors.clustering.label import label_prompt
 
 
 def test_local_is_the_offline_minilm() -> None:

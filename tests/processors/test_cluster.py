@@ -11,15 +11,15 @@ import pytest
 from sklearn.metrics import adjusted_rand_score  # scikit-learn comes with hdbscan
 
 from otelbench.testing.failures import CORE, FAMILIES, MORE, START, planted_failures
-from processors.clustering import (CLUSTERS_SCHEMA, FAILURES_SCHEMA, MEMBERS_SCHEMA, NOISE, ClusterResult,
+from otelbench.processors.clustering import (CLUSTERS_SCHEMA, FAILURES_SCHEMA, MEMBERS_SCHEMA, NOISE, ClusterResult,
                                    MiniLMEmbedder, cluster_failures, default_min_cluster_size, insights_json)
-from processors.clustering.cluster import DISTANCE_FLOOR, SCORE_BELOW
-from processors.clustering.describe import BY_LLM, BY_TERMS, from_terms
-from processors.clustering.label import Prompt
-from processors.clustering.merge import MERGE_COSINE, Cause, merge_alike, tool_name
-from processors.clustering.multiset import hdbscan_multiset
-from processors.clustering.text import FailureParts, failure_frame, select_failures
-from processors.clustering.vectors import failure_vectors
+from otelbench.processors.clustering.cluster import DISTANCE_FLOOR, SCORE_BELOW
+from otelbench.processors.clustering.describe import BY_LLM, BY_TERMS, from_terms
+from otelbench.processors.clustering.label import Prompt
+from otelbench.processors.clustering.merge import MERGE_COSINE, Cause, merge_alike, tool_name
+from otelbench.processors.clustering.multiset import hdbscan_multiset
+from otelbench.processors.clustering.text import FailureParts, failure_frame, select_failures
+from otelbench.processors.clustering.vectors import failure_vectors
 
 UTC = dt.timezone.utc
 NOW = dt.datetime(2025, 3, 20, tzinfo=UTC)

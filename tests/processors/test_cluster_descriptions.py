@@ -11,11 +11,11 @@ import openai
 import polars as pl
 import pytest
 
-from bench_runner.llama_server import LlamaServer
+from otelbench.bench_runner.llama_server import LlamaServer
 from otelbench.testing.failures import CORE, planted_failures
 from otelbench.testing.family_subjects import names_subject
-from processors.clustering import MiniLMEmbedder, cluster_failures, llm_describer
-from processors.clustering.describe import BY_LLM
+from otelbench.processors.clustering import MiniLMEmbedder, cluster_failures, llm_describer
+from otelbench.processors.clustering.describe import BY_LLM
 
 NOW = dt.datetime(2025, 3, 20, tzinfo=dt.timezone.utc)
 

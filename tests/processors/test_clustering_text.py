@@ -8,7 +8,7 @@ import json
 import polars as pl
 import pytest
 
-from processors.clustering.text import (EMPTY, FailureParts, failure_frame, failure_parts, failure_text,
+from otelbench.processors.clustering.text import (EMPTY, FailureParts, failure_frame, failure_parts, failure_text,
                                         message_text, normalize, select_failures, words)
 
 NORMALIZE = [

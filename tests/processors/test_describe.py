@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from processors.clustering.describe import (BY_LLM, BY_TERMS, describe_cluster, from_terms, one_sentence,
+from otelbench.processors.clustering.describe import (BY_LLM, BY_TERMS, describe_cluster, from_terms, one_sentence,
                                             only_terms)
-from processors.clustering.label import (EXAMPLES, MAX_EXAMPLE_CHARS, SHOTS, WRONG_ANSWER, grammar, label_prompt,
+from otelbench.processors.clustering.label import (EXAMPLES, MAX_EXAMPLE_CHARS, SHOTS, WRONG_ANSWER, grammar, label_prompt,
                                          shown, subjects)
 
 EXAMPLES_ = ["error: Timeout Error: get_weather timed out after <num>s. output: Sorry, I could not do it.",

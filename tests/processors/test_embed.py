@@ -15,9 +15,9 @@ import openai
 import pytest
 
 from otelbench.testing.paraphrases import mean_similarities, ordered_triplets
-from processors.clustering.embed import (MODEL_SHA256, TOKENIZER_PATH, TOKENIZER_SHA256, Embedder, EmbedderError,
+from otelbench.processors.clustering.embed import (MODEL_SHA256, TOKENIZER_PATH, TOKENIZER_SHA256, Embedder, EmbedderError,
                                          MiniLMEmbedder, OpenAIEmbedder, installed_model_path)
-from processors.clustering.text import failure_parts
+from otelbench.processors.clustering.text import failure_parts
 
 
 def _error(pair: tuple[str, str]) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from processors.clustering.ids import match_ids
+from otelbench.processors.clustering.ids import match_ids
 
 
 def ids(n: int, prefix: str = "t") -> set[str]:

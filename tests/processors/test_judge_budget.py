@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from processors.judge.budget import cut_middle, estimate_tokens, fit
+from otelbench.processors.judge.budget import cut_middle, estimate_tokens, fit
 
 
 def test_estimates_count_digits_and_punctuation() -> None:

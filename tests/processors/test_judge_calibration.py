@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 
 from otelbench.testing import judge_calibration as cal
-from processors.judge.runs import RUNS_SCHEMA, check_runs, message_text
+from otelbench.processors.judge.runs import RUNS_SCHEMA, check_runs, message_text
 
 
 @pytest.fixture(scope="module")

@@ -7,12 +7,12 @@ import math
 
 import pytest
 
-from processors.judge.endpoint import Completion
-from processors.judge.judgement import (RunText, agreement_of, combine, explain, read_grade, reference_text,
+from otelbench.processors.judge.endpoint import Completion
+from otelbench.processors.judge.judgement import (RunText, agreement_of, combine, explain, read_grade, reference_text,
                                         run_text)
-from processors.judge.parse import UnusableAnswer
-from processors.judge.reference import Agreement
-from processors.judge.signals import read_signals
+from otelbench.processors.judge.parse import UnusableAnswer
+from otelbench.processors.judge.reference import Agreement
+from otelbench.processors.judge.signals import read_signals
 
 ln = math.log
 
@@ -87,6 +87,6 @@ def test_agreement_and_explanation() -> None:
     ("2 ** 100000", None),
 ])
 def test_evaluate_prefers_the_written_computation(text: str, value: float | None) -> None:
-    from processors.judge.reference import evaluate
+    from otelbench.processors.judge.reference import evaluate
 
     assert evaluate(text) == value

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from processors.judge.logprobs import GRADES_1_5, YES_NO, grade_position, read_answer, read_scale, token_key
+from otelbench.processors.judge.logprobs import GRADES_1_5, YES_NO, grade_position, read_answer, read_scale, token_key
 
 ln = math.log
 

@@ -12,8 +12,8 @@ import polars as pl
 import pytest
 
 from otelbench.testing import judge_calibration as cal
-from processors.judge import EVALS_SCHEMA, check_endpoint, judge_runs, load_prompt, traced
-from storage.duckdb import open_lake
+from otelbench.processors.judge import EVALS_SCHEMA, check_endpoint, judge_runs, load_prompt, traced
+from otelbench.storage.duckdb import open_lake
 
 pytestmark = pytest.mark.model
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from processors.judge.parse import UnusableAnswer, parse_answer, to_score
+from otelbench.processors.judge.parse import UnusableAnswer, parse_answer, to_score
 
 
 @pytest.mark.parametrize("text, score, method", [

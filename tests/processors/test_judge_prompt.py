@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from processors.judge import DEFAULT_PROMPT, load_prompt
-from processors.judge.judgement import RunText, grade_messages, solve_messages
-from processors.judge.prompt import PROMPTS_DIR, PromptError, parse_prompt
-from processors.judge.signals import read_signals
+from otelbench.processors.judge import DEFAULT_PROMPT, load_prompt
+from otelbench.processors.judge.judgement import RunText, grade_messages, solve_messages
+from otelbench.processors.judge.prompt import PROMPTS_DIR, PromptError, parse_prompt
+from otelbench.processors.judge.signals import read_signals
 
 TEXT = b"=== system ===\nRubric.\n=== run ===\nTASK: ${task}\nOUT: ${output} costs $$5\n=== grade ===\nGrade it.\n"
 

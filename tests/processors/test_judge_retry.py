@@ -8,7 +8,7 @@ import httpx
 import openai
 import pytest
 
-from processors.judge.retry import RetryPolicy, retry_after_s, retryable
+from otelbench.processors.judge.retry import RetryPolicy, retry_after_s, retryable
 
 REQUEST = httpx.Request("POST", "http://judge.test/v1/chat/completions")
 

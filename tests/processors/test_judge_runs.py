@@ -17,9 +17,9 @@ import polars as pl
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from processors.judge import (EVALS_SCHEMA, JUDGE_SERVICE_NAME, JudgeEndpointError, RetryPolicy, check_endpoint,
+from otelbench.processors.judge import (EVALS_SCHEMA, JUDGE_SERVICE_NAME, JudgeEndpointError, RetryPolicy, check_endpoint,
                               judge_runs, load_prompt, traced)
-from processors.judge.prompt import parse_prompt
+from otelbench.processors.judge.prompt import parse_prompt
 
 NOW = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
 GRADE_ONLY = parse_prompt("grade-only", b"=== system ===\nRubric.\n=== run ===\nTASK: ${task}\nTOOLS: ${tools}\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from processors.judge.signals import EMPTY_CAP, FAILED_CAP, REFUSAL_CAP, capped, is_refusal, read_signals
+from otelbench.processors.judge.signals import EMPTY_CAP, FAILED_CAP, REFUSAL_CAP, capped, is_refusal, read_signals
 
 
 @pytest.mark.parametrize("text", [

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from processors.clustering.merge import MERGE_COSINE, NOISE, Cause, cause_of, merge_alike, tool_name
+from otelbench.processors.clustering.merge import MERGE_COSINE, NOISE, Cause, cause_of, merge_alike, tool_name
 
 
 def unit(*xs: float) -> np.ndarray:

@@ -10,7 +10,7 @@ from hdbscan._hdbscan_linkage import mst_linkage_core
 from hdbscan._hdbscan_reachability import mutual_reachability
 from sklearn.metrics import adjusted_rand_score, pairwise_distances
 
-from processors.clustering.multiset import hdbscan_multiset, rows_spanning_tree
+from otelbench.processors.clustering.multiset import hdbscan_multiset, rows_spanning_tree
 
 
 def _data(seed: int) -> tuple[np.ndarray, np.ndarray]:

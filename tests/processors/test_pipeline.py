@@ -5,10 +5,10 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from processors import pipeline
-from processors.config import Clusters, Judge, Processors
-from storage.privacy import Privacy
-from storage.lake import Lake
+from otelbench.processors import pipeline
+from otelbench.processors.config import Clusters, Judge, Processors
+from otelbench.storage.privacy import Privacy
+from otelbench.storage.lake import Lake
 
 
 def test_a_second_run_on_a_busy_lake_is_refused_clearly(tmp_path):
@@ -48,7 +48,7 @@ def test_only_runs_in_the_window_are_judged_and_clustered(tmp_path):
 
     from otelbench.testing.judge_stub import JudgeStub
     from otelbench.testing.rows import DAY, agent, batch
-    from storage.duckdb import open_lake
+    from otelbench.storage.duckdb import open_lake
 
     def msg(role, text):
         return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}])
@@ -96,7 +96,7 @@ def test_two_shards_judge_every_run_once_on_a_lake_in_a_bucket(s3_lake):
 
     from otelbench.testing.judge_stub import JudgeStub
     from otelbench.testing.rows import agent, batch
-    from storage.duckdb import open_lake
+    from otelbench.storage.duckdb import open_lake
 
     def msg(role, text):
         return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}])
@@ -126,7 +126,7 @@ def test_a_private_owners_failures_are_clustered_apart_with_ids_of_their_own(min
     import datetime as dt
 
     from otelbench.testing.failures import CORE, planted_failures
-    from processors.clustering import ClusterResult, cluster_failures
+    from otelbench.processors.clustering import ClusterResult, cluster_failures
 
     now = dt.datetime(2025, 3, 20, tzinfo=dt.timezone.utc)
     team = planted_failures(CORE[:2], 12, agent="bot", seed=3).with_columns(owner=pl.lit("team"))

@@ -19,8 +19,8 @@ from otelbench.testing.agent_runs import Run, send_runs
 from otelbench.testing.judge_stub import JudgeStub
 from otelbench.testing.serve import serve
 from otelbench.testing.wait import wait_for
-from storage.duckdb import open_lake
-from storage.queries.views import JUDGE_SERVICE
+from otelbench.storage.duckdb import open_lake
+from otelbench.storage.queries.views import JUDGE_SERVICE
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -69,7 +69,7 @@ def lake_with_runs(collector) -> tuple[Path, list[str], str]:
 
 @pytest.mark.model
 def test_the_embedded_judge_scores_every_run_once_and_its_own_traces_are_not_runs(tmp_path, lake_with_runs):
-    from bench_runner.llama_server import find_embedded_model
+    from otelbench.bench_runner.llama_server import find_embedded_model
 
     lake, ids, url = lake_with_runs
     # SmolLM2 named, not the default (the strongest installed model: a slower judge)

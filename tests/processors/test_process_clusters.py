@@ -14,7 +14,7 @@ from sklearn.metrics import adjusted_rand_score  # scikit-learn comes with hdbsc
 from otelbench.testing.agent_runs import Run, send_runs
 from otelbench.testing.failures import CORE, as_agent_runs, planted_failures
 from otelbench.testing.wait import wait_for
-from storage.duckdb import open_lake
+from otelbench.storage.duckdb import open_lake
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -6,10 +6,10 @@ import copy
 
 import pytest
 
-from collector.config import ConfigError, parse_config
-from processors.clustering.merge import MERGE_COSINE
-from processors.config import DEFAULT_MERGE_COSINE
-from storage.privacy import Privacy
+from otelbench.collector.config import ConfigError, parse_config
+from otelbench.processors.clustering.merge import MERGE_COSINE
+from otelbench.processors.config import DEFAULT_MERGE_COSINE
+from otelbench.storage.privacy import Privacy
 
 BASE = {
     "receivers": {"otlp": {"protocols": {"http": {"endpoint": "127.0.0.1:4318"}}}},

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from processors.clustering.terms import class_terms, terms, tokens
+from otelbench.processors.clustering.terms import class_terms, terms, tokens
 
 DOCS = [  # (text, cluster, count)
     ("error: Timeout Error: get_weather timed out after <num>s", 0, 30),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from storage.agents import MAX_DEPTH, resolve
+from otelbench.storage.agents import MAX_DEPTH, resolve
 
 # (trace, span, parent, agent_name, service, request_agent) → expected resolved_agent
 TREES = [

@@ -19,13 +19,13 @@ import pyarrow.parquet as pq
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from normalize.columnar import normalize_traces_arrow
-from normalize.conventions import ALIASES
+from otelbench.normalize.columnar import normalize_traces_arrow
+from otelbench.normalize.conventions import ALIASES
 from otelbench.testing import attribute_maps as am
 from otelbench.testing.otlp import make_span, trace_request
-from storage.duckdb import open_lake
-from storage.lake import Lake
-from storage.schema import MOVED_ATTRIBUTES
+from otelbench.storage.duckdb import open_lake
+from otelbench.storage.lake import Lake
+from otelbench.storage.schema import MOVED_ATTRIBUTES
 
 INT64 = st.integers(-(2**63), 2**63 - 1)
 TEXT = st.text(st.characters(codec="utf-8"), max_size=20)

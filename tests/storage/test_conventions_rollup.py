@@ -14,20 +14,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from normalize import coverage
+from otelbench.normalize import coverage
 from otelbench.testing.agent_runs import Run, send_runs
 from otelbench.testing.wait import wait_for
-from storage import conventions, rollups
-from storage.duckdb import open_lake
-from storage.lake import Lake
-from web import doctor
+from otelbench.storage import conventions, rollups
+from otelbench.storage.duckdb import open_lake
+from otelbench.storage.lake import Lake
+from otelbench.web import doctor
 
 RECORDED = Path(__file__).resolve().parents[1] / "testdata" / "recorded"
 
 
 @pytest.fixture(scope="module")
 def collector(tmp_path_factory):
-    from collector.runtime import Collector
+    from otelbench.collector.runtime import Collector
     from otelbench.testing.collector import collector_config
 
     c = Collector(collector_config(tmp_path_factory.mktemp("conventions"))).start()

@@ -17,11 +17,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from storage import derived, schema
-from storage.duckdb import open_lake
-from storage.lake import Lake, LakeError
-from storage.queries import tables as table_sql
-from storage.schema import derived_table
+from otelbench.storage import derived, schema
+from otelbench.storage.duckdb import open_lake
+from otelbench.storage.lake import Lake, LakeError
+from otelbench.storage.queries import tables as table_sql
+from otelbench.storage.schema import derived_table
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -30,8 +30,8 @@ REPO = Path(__file__).resolve().parents[2]
 # and a table replaced as a whole.
 TEST_TABLES = """
 import pyarrow as pa
-from storage import schema
-from storage.schema import derived_table
+from otelbench.storage import schema
+from otelbench.storage.schema import derived_table
 
 TEST_TABLES = [
     derived_table("t_scores", [("trace_id", pa.string()), ("judge", pa.string()), ("score", pa.float64()),
@@ -251,10 +251,10 @@ def test_readers_in_other_threads_never_see_a_mix(lake: Lake) -> None:
 _CRASHING_COMMIT = TEST_TABLES + """
 import os, signal, sys
 import polars as pl
-from storage.fs import LakeFS
+from otelbench.storage.fs import LakeFS
 for t in TEST_TABLES:
     schema.TABLES[t.name] = t
-from storage.lake import Lake
+from otelbench.storage.lake import Lake
 
 def die(*args, **kwargs):  # the file is written and sealed, not yet renamed into place
     os.kill(os.getpid(), signal.SIGKILL)
@@ -338,7 +338,7 @@ def test_compaction_drops_what_the_views_hide_and_changes_no_answer(lake: Lake, 
 
 
 def test_a_reader_during_compaction_sees_each_row_once(lake: Lake, monkeypatch: pytest.MonkeyPatch) -> None:
-    from storage import compaction
+    from otelbench.storage import compaction
 
     for i in range(4):
         lake.append("t_notes", pl.DataFrame({"note": [f"n{i}"]}))
@@ -422,7 +422,7 @@ def test_derived_view_sql_applies_the_rule_by_table_shape() -> None:
 
 def test_the_views_script_reads_derived_tables_in_a_plain_duckdb(lake: Lake) -> None:
     """What `otelbench sql --print-views` gives the duckdb CLI and other DuckDB clients."""
-    from storage.queries import views
+    from otelbench.storage.queries import views
 
     lake.replace("t_clusters", cluster_frame(2, 1), {"agent": "a"})
     lake.replace("t_clusters", cluster_frame(1, 2), {"agent": "a"})

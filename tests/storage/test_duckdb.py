@@ -9,8 +9,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from storage.duckdb import Gateway, QueryError, Result, open_lake
-from storage.lake import Lake
+from otelbench.storage.duckdb import Gateway, QueryError, Result, open_lake
+from otelbench.storage.lake import Lake
 from otelbench.testing.rows import agent, batch, llm, span
 
 
@@ -198,7 +198,7 @@ def test_new_files_show_up_without_reopening(gw: Gateway, lake: Lake) -> None:
 
 # ------------------------------------------------------------------ limits on by default
 def test_limits_are_on_by_default_and_lifted_only_when_asked(gw: Gateway, monkeypatch: pytest.MonkeyPatch) -> None:
-    from storage import duckdb as gateway_mod
+    from otelbench.storage import duckdb as gateway_mod
 
     r = gw.query("SELECT * FROM range(20000)")
     assert len(r.rows) == gateway_mod.DEFAULT_MAX_ROWS == 10_000 and r.truncated

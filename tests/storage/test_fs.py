@@ -11,8 +11,8 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from storage.fs import LakeFS, LakeLocationError
-from storage.location import open_fs
+from otelbench.storage.fs import LakeFS, LakeLocationError
+from otelbench.storage.location import open_fs
 
 
 def test_local_paths_and_file_uris(tmp_path: Path) -> None:
@@ -106,7 +106,7 @@ def test_the_lock_excludes_other_processes(tmp_path: Path) -> None:
 
 
 def test_a_lock_not_waited_for_says_it_is_busy(tmp_path: Path) -> None:
-    from storage.fs import LakeBusy
+    from otelbench.storage.fs import LakeBusy
 
     fs = open_fs(tmp_path)
     path = fs.path("_processors.lock")

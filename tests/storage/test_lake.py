@@ -13,12 +13,12 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
-from storage.process import ARROW_ALLOCATOR_ENV
-from collector.compactor import ALLOCATOR_ENV as COMPACTOR_ALLOCATOR_ENV
-from storage import compaction as compaction_mod
-from storage import plan as plan_mod
-from storage.lake import Lake, LakeError
-from storage.schema import LOGS, SCHEMA_VERSION, SPANS, TABLES
+from otelbench.storage.process import ARROW_ALLOCATOR_ENV
+from otelbench.collector.compactor import ALLOCATOR_ENV as COMPACTOR_ALLOCATOR_ENV
+from otelbench.storage import compaction as compaction_mod
+from otelbench.storage import plan as plan_mod
+from otelbench.storage.lake import Lake, LakeError
+from otelbench.storage.schema import LOGS, SCHEMA_VERSION, SPANS, TABLES
 from otelbench.testing.rows import DAY, agent, batch, columnar, llm, log, metric, span, tool
 
 
@@ -400,7 +400,7 @@ def test_work_that_outgrows_its_budget_runs_again_with_more(tmp_path: Path, capl
     """``with_growing_memory`` (a merge's plan, a derived table's rows): a real DuckDB
     query that cannot spill (one list of 2 M numbers) fails in 16 MiB, runs in 64, the
     doublings logged; past ``PLAN_MAX_MIB`` the error stands."""
-    from storage.fs import LakeFS
+    from otelbench.storage.fs import LakeFS
 
     fs = LakeFS(str(tmp_path / "lake"))
     budgets: list[int] = []
@@ -440,7 +440,7 @@ def test_compaction_memory_is_bounded(tmp_path: Path) -> None:
     write = textwrap.dedent(
         f"""
         import pyarrow as pa
-        from storage.schema import SPANS
+        from otelbench.storage.schema import SPANS
         lake = Lake({str(tmp_path / 'lake')!r}); lake.init()
         n = 50_000
         for b in range(8):
@@ -527,9 +527,9 @@ def compact_spans(lake: Lake, how: str) -> int:
     (``compact_planned``)."""
     if how != "two-halves":
         return lake.compact("spans", below_batch_id=bid(10), min_files=2, plan_in_child=how == "plan-in-child")
-    from storage import process
+    from otelbench.storage import process
 
-    planned = process.call("storage.plan_process", ("run", str(lake.root), None, bid(10), 2, 64), "the plan")
+    planned = process.call("otelbench.storage.plan_process", ("run", str(lake.root), None, bid(10), 2, 64), "the plan")
     assert set(planned) == {"spans", "logs", "metrics"}
     return compaction_mod.compact_planned(lake.fs, SPANS, planned["spans"])
 

@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 
 from otelbench.testing.rows import agent, batch, llm, span, tool
-from storage.duckdb import QueryError, open_lake
-from storage.files import data_files, owner_of
-from storage.fs import LakeLocationError
-from storage.location import open_fs
-from storage.lake import Lake, LakeError
-from storage.objectstore import ObjectLakeFS, S3Options
-from storage.schema import SPANS
+from otelbench.storage.duckdb import QueryError, open_lake
+from otelbench.storage.files import data_files, owner_of
+from otelbench.storage.fs import LakeLocationError
+from otelbench.storage.location import open_fs
+from otelbench.storage.lake import Lake, LakeError
+from otelbench.storage.objectstore import ObjectLakeFS, S3Options
+from otelbench.storage.schema import SPANS
 
 QUERIES = [
     "SELECT count(*) FROM spans",
@@ -172,7 +172,7 @@ def test_a_reader_during_compactions_in_a_bucket_never_counts_twice(s3_lake: str
 
 _COMPACT_FOREVER = """
 import sys
-from storage.lake import Lake
+from otelbench.storage.lake import Lake
 lake = Lake(sys.argv[1], owner=sys.argv[2])
 print("ready", flush=True)
 lake.compact("spans", below_batch_id="9999", min_files=2, target_rows=40)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from storage import process
+from otelbench.storage import process
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,14 +25,14 @@ def modules(tmp_path: Path, monkeypatch) -> Path:
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
     (tmp_path / "echo_answer.py").write_text(textwrap.dedent("""
         import os
-        from storage import process
+        from otelbench.storage import process
         if __name__ == "__main__":
             process.answer(lambda request: {"request": request, "parent": os.getppid(), "pid": os.getpid()})
     """))
     (tmp_path / "failing_answer.py").write_text("raise SystemExit(3)\n")
     (tmp_path / "slow_answer.py").write_text(textwrap.dedent("""
         import os, sys, time
-        from storage import process
+        from otelbench.storage import process
         def handle(path):
             open(path, "w").write(str(os.getpid()))
             time.sleep(60)

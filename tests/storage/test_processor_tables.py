@@ -10,9 +10,9 @@ import polars as pl
 import pytest
 
 from otelbench.testing.rows import agent, batch, llm
-from storage.duckdb import open_lake
-from storage.lake import Lake
-from storage.queries.views import JUDGE_SERVICE
+from otelbench.storage.duckdb import open_lake
+from otelbench.storage.lake import Lake
+from otelbench.storage.queries.views import JUDGE_SERVICE
 
 T0 = dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc)
 

@@ -12,10 +12,10 @@ import pytest
 
 from otelbench.testing.agent_runs import Run, send_runs
 from otelbench.testing.wait import wait_for
-from storage import rollups
-from storage.duckdb import open_lake
-from storage.lake import Lake
-from storage.queries.rollups import PREVIEW_CHARS, RUNS_CTE
+from otelbench.storage import rollups
+from otelbench.storage.duckdb import open_lake
+from otelbench.storage.lake import Lake
+from otelbench.storage.queries.rollups import PREVIEW_CHARS, RUNS_CTE
 
 COLUMNS = ("trace_id, agent, owner, status, start_time, duration_ms, cost_usd, input_tokens, output_tokens, "
            "llm_calls, tool_calls, eval_score")
@@ -37,7 +37,7 @@ def _rollup(lake: Path) -> list[tuple]:
 
 @pytest.fixture(scope="module")
 def collector(tmp_path_factory):
-    from collector.runtime import Collector
+    from otelbench.collector.runtime import Collector
     from otelbench.testing.collector import collector_config
 
     c = Collector(collector_config(tmp_path_factory.mktemp("rollups"))).start()
@@ -103,7 +103,7 @@ def test_one_refresh_at_a_time(tmp_path: Path) -> None:
     Lake(tmp_path).init()
     folder = tmp_path / "_rollups" / "runs"
     folder.mkdir(parents=True)
-    from storage.location import open_fs
+    from otelbench.storage.location import open_fs
 
     fs = open_fs(tmp_path)
     with fs.lock(str(folder / "_refresh.lock")):

@@ -7,7 +7,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from storage.rowgroups import RowGroupWriter
+from otelbench.storage.rowgroups import RowGroupWriter
 
 SCHEMA = pa.schema([("kind", pa.string()), ("t", pa.int64()), ("text", pa.string())])
 
@@ -86,7 +86,7 @@ def test_a_bucket_is_sorted_one_column_at_a_time() -> None:
     script = textwrap.dedent(f"""
         import sys; sys.path.insert(0, {str(root)!r})
         import numpy as np, pyarrow as pa, pyarrow.compute as pc
-        from storage.rowgroups import RowGroupWriter
+        from otelbench.storage.rowgroups import RowGroupWriter
         n = 1_000_000
         rng = np.random.default_rng(5)
         def column():  # allocated in Arrow's pool, as a merge's buffered rows are

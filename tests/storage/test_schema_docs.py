@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from storage.queries import views
-from storage.duckdb import open_lake
-from storage.lake import Lake
-from storage.schema import PARTITION_COLUMN, SCHEMA_VERSION, TABLES
+from otelbench.storage.queries import views
+from otelbench.storage.duckdb import open_lake
+from otelbench.storage.lake import Lake
+from otelbench.storage.schema import PARTITION_COLUMN, SCHEMA_VERSION, TABLES
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "schema.md"
 _SECTION = re.compile(r"^### `(?P<name>\w+)`\s*$", re.MULTILINE)
@@ -61,7 +61,7 @@ def test_every_view_column_is_documented_with_its_type(view: str, described: dic
 def test_the_runs_rollup_is_documented_with_its_types() -> None:
     import duckdb
 
-    from storage.rollups import RUNS_SCHEMA
+    from otelbench.storage.rollups import RUNS_SCHEMA
 
     con = duckdb.connect()
     con.register("runs", RUNS_SCHEMA.empty_table())

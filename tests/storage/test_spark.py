@@ -15,7 +15,7 @@ import pytest
 
 from otelbench.testing.otlp import agent_request
 from otelbench.testing.wait import wait_for
-from storage.duckdb import open_lake
+from otelbench.storage.duckdb import open_lake
 from tests.collector.test_durability import PB
 
 pyspark = pytest.importorskip("pyspark", reason="the spark extra (scripts/setup.sh installs it)")

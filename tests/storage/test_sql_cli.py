@@ -13,9 +13,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from storage.queries import views as view_sql
-from storage.duckdb import open_lake
-from storage.lake import Lake
+from otelbench.storage.queries import views as view_sql
+from otelbench.storage.duckdb import open_lake
+from otelbench.storage.lake import Lake
 from otelbench.testing.rows import BENCH_SCOPE, agent, batch, bench_run, bench_test, llm, log, tool
 
 ROOT = Path(__file__).resolve().parents[2]

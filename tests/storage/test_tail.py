@@ -11,8 +11,8 @@ import pyarrow as pa
 import pytest
 
 from otelbench.testing.rows import agent, batch, llm
-from storage.lake import Lake
-from storage.tail import NewRows
+from otelbench.storage.lake import Lake
+from otelbench.storage.tail import NewRows
 
 COLUMNS = ("trace_id", "span_id", "agent_name", "resolved_agent")
 

@@ -14,10 +14,10 @@ from typing import Any
 import duckdb
 import pytest
 
-from storage.duckdb import open_lake
-from storage.lake import Lake
-from storage.queries import reports, views, web
-from storage.queries.tables import table_glob
+from otelbench.storage.duckdb import open_lake
+from otelbench.storage.lake import Lake
+from otelbench.storage.queries import reports, views, web
+from otelbench.storage.queries.tables import table_glob
 from otelbench.testing.rows import agent, batch, llm, log, sid, span, tid, tool
 
 
@@ -188,7 +188,7 @@ def test_files_from_before_the_tool_columns_read_them_as_null(lake: Lake) -> Non
     import pyarrow.parquet as pq
 
     from otelbench.testing.rows import columnar
-    from storage.schema import SPANS
+    from otelbench.storage.schema import SPANS
 
     old_schema = pa.schema([f for f in SPANS.schema if f.name not in ("tool_arguments", "tool_result")])
     old = columnar("spans", [agent(1, 1), llm(1, 2, 1, output_messages=asks(("c", "w"))),

@@ -8,8 +8,8 @@ import json
 import duckdb
 import pytest
 
-from storage import values
-from storage.duckdb import Result
+from otelbench.storage import values
+from otelbench.storage.duckdb import Result
 
 
 @pytest.mark.parametrize(

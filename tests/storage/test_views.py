@@ -9,10 +9,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from storage.queries import compaction as compaction_sql
-from storage.queries import reports, tables, views
-from storage.duckdb import Gateway, open_lake
-from storage.lake import Lake
+from otelbench.storage.queries import compaction as compaction_sql
+from otelbench.storage.queries import reports, tables, views
+from otelbench.storage.duckdb import Gateway, open_lake
+from otelbench.storage.lake import Lake
 from otelbench.testing.rows import BENCH_SCOPE, agent, batch, bench_run, bench_test, llm, log, sid, span, tool
 
 USER = [{"role": "user", "parts": [{"type": "text", "content": "hi"}]}]
@@ -330,7 +330,7 @@ def test_spans_from_before_resolved_agent_existed_still_resolve(lake: Lake) -> N
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from storage.schema import SPANS
+    from otelbench.storage.schema import SPANS
     from otelbench.testing.rows import columnar
 
     old = columnar("spans", [agent(1, 1, name="triage"), llm(1, 2, 1), llm(1, 3, None, agent_name="root-call")])

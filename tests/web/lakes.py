@@ -10,7 +10,7 @@ from typing import Any
 
 from otelbench.testing.agent_runs import Run, send_runs
 from otelbench.testing.wait import wait_for
-from storage.duckdb import open_lake
+from otelbench.storage.duckdb import open_lake
 
 
 def rows(root: Path, query: str, params: dict[str, Any] | None = None) -> list[tuple]:
@@ -26,7 +26,7 @@ def runs_in(root: Path) -> int:
 def collector(tmp: Path, **overrides: Any) -> Iterator[tuple[str, Path]]:
     """A running collector on free ports (``overrides``: of its config, e.g. ``auth``):
     ``(its OTLP/HTTP URL, the lake it writes)``."""
-    from collector.runtime import Collector
+    from otelbench.collector.runtime import Collector
     from otelbench.testing.collector import collector_config
 
     running = Collector(collector_config(tmp, **overrides)).start()
@@ -47,7 +47,7 @@ def send(url: str, root: Path, runs: Sequence[Run]) -> None:
 
 def fold(root: Path) -> None:
     """Fold what the lake holds into its rollups now (storage/rollups.py)."""
-    from storage import rollups
+    from otelbench.storage import rollups
 
     wait_for(lambda: rollups.refresh(root) is not None, what="the rollups refreshed")
 
@@ -59,9 +59,9 @@ def judge_and_cluster(root: Path, score: float = 0.75, privacy: Any = None) -> N
     import openai
 
     from otelbench.testing.judge_stub import MODEL, JudgeStub
-    from processors import pipeline
-    from processors.config import Clusters, Processors
-    from storage.privacy import Privacy
+    from otelbench.processors import pipeline
+    from otelbench.processors.config import Clusters, Processors
+    from otelbench.storage.privacy import Privacy
 
     with JudgeStub(score=score) as stub:
         llm = pipeline.Llm(openai.OpenAI(base_url=stub.base_url, api_key="x", max_retries=0), MODEL, True)

@@ -15,13 +15,13 @@ from urllib.parse import urlsplit
 import pytest
 from starlette.testclient import TestClient
 
-from collector.config import ApiKey
-from collector.keys import Keyring
+from otelbench.collector.config import ApiKey
+from otelbench.collector.keys import Keyring
 from otelbench.testing.agent_runs import Run, send_runs
-from storage.privacy import Privacy
+from otelbench.storage.privacy import Privacy
 from tests.web.lakes import collector, fold, rows, runs_in
 from otelbench.testing.wait import wait_for
-from web.app import create_app
+from otelbench.web.app import create_app
 
 SECRET = "TOP-SECRET-PAYROLL-FIGURES"
 HUSHED = "a-hushed-teams-task"

@@ -11,9 +11,9 @@ from starlette.testclient import TestClient
 
 from otelbench.testing.agent_runs import Run
 from otelbench.testing.collector import lake_of_runs
-from storage.privacy import Privacy
-from storage.duckdb import open_lake
-from web.app import create_app
+from otelbench.storage.privacy import Privacy
+from otelbench.storage.duckdb import open_lake
+from otelbench.web.app import create_app
 
 HOSTILE_NAME = "<script>alert(1)</script>"
 HOSTILE_OUTPUT = '"><img src=x onerror=alert(2)>'

@@ -22,8 +22,8 @@ from otelbench.testing.browser import another_site, screenshot
 from otelbench.testing.collector import lake_of_runs
 from otelbench.testing.serve import serve_web
 from otelbench.testing.wait import wait_for
-from storage.duckdb import open_lake
-from web.charts import duration
+from otelbench.storage.duckdb import open_lake
+from otelbench.web.charts import duration
 
 # ~30 s on this 2-core machine (two lakes written by the collector, ~30 page loads): in the
 # full run and CI, not in `-m "not slow"`

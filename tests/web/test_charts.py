@@ -8,8 +8,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from web import charts
-from web.series import Bucket, Period
+from otelbench.web import charts
+from otelbench.web.series import Bucket, Period
 
 NS = {"s": "http://www.w3.org/2000/svg"}
 HOSTILE = '<script>alert(1)</script>"><img src=x onerror=alert(2)>\u202e\x00\x1b'

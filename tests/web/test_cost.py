@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from web.cost import agent_cost, source_label
+from otelbench.web.cost import agent_cost, source_label
 
 
 @pytest.mark.parametrize("sources, label", [

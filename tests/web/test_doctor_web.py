@@ -14,13 +14,13 @@ from starlette.testclient import TestClient
 
 from otelbench.testing.agent_runs import Run, send_runs
 from otelbench.testing.wait import wait_for
-from storage.privacy import Privacy
-from storage import conventions
+from otelbench.storage.privacy import Privacy
+from otelbench.storage import conventions
 from tests.web.lakes import collector, fold, runs_in
 from tests.web.test_mcp import answer, error
-from web import mcp_server
-from web.app import create_app
-from web.site import Site
+from otelbench.web import mcp_server
+from otelbench.web.app import create_app
+from otelbench.web.site import Site
 
 SECRET = "TOP-SECRET-PAYROLL-FIGURES"
 VALUE = "an-attribute-value-never-shown"

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from storage.privacy import Privacy
-from web.feed import HOLD_S, LEADERBOARD, MAX_HELD, SPAN_COLUMNS, Feed
+from otelbench.storage.privacy import Privacy
+from otelbench.web.feed import HOLD_S, LEADERBOARD, MAX_HELD, SPAN_COLUMNS, Feed
 
 T = "a" * 32
 
@@ -163,7 +163,7 @@ def test_whole_trees_in_one_batch_go_where_the_lake_puts_them(seed: int) -> None
 
     import pyarrow as pa
 
-    from storage.agents import resolve
+    from otelbench.storage.agents import resolve
 
     rng = random.Random(seed)
     rows: list[dict[str, Any]] = []

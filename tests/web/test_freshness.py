@@ -11,7 +11,7 @@ from starlette.testclient import TestClient
 from otelbench.testing.agent_runs import Run
 from otelbench.testing.wait import wait_for
 from tests.web.lakes import collector, send
-from web.app import create_app
+from otelbench.web.app import create_app
 
 
 def test_new_runs_show_on_every_kept_answer_after_the_next_version(tmp_path: Path) -> None:

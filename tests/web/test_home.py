@@ -12,10 +12,10 @@ from starlette.testclient import TestClient
 
 from otelbench.testing.agent_runs import Run
 from otelbench.testing.wait import wait_for
-from storage.privacy import Privacy
+from otelbench.storage.privacy import Privacy
 from tests.web.lakes import collector, fold, rows, send
-from web.app import create_app
-from web.home import DEFAULT_GRPC_ENDPOINT, DEFAULT_HTTP_ENDPOINT, Receivers
+from otelbench.web.app import create_app
+from otelbench.web.home import DEFAULT_GRPC_ENDPOINT, DEFAULT_HTTP_ENDPOINT, Receivers
 
 SECRET = "TOP-SECRET-PAYROLL-FIGURES"
 HIDDEN_INPUT = "the-hidden-input-text"
@@ -31,8 +31,8 @@ def send_bench_run(url: str, model: str, headers: dict[str, str] | None = None) 
 
     from opentelemetry.sdk.resources import Resource
 
-    from storage.queries.bench import BENCH_SCOPE
-    from storage.queries.views import BENCH_SERVICE
+    from otelbench.storage.queries.bench import BENCH_SCOPE
+    from otelbench.storage.queries.views import BENCH_SERVICE
 
     provider = TracerProvider(resource=Resource.create({"service.name": BENCH_SERVICE}))  # as the runner names itself
     provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{url}/v1/traces", headers=headers)))
@@ -91,8 +91,8 @@ def test_private_agents_and_hidden_text_appear_nowhere(client: TestClient) -> No
 
 
 def test_sdk_setup_defaults_to_the_collectors_default_endpoints(client: TestClient) -> None:
-    from collector import DEFAULT_GRPC_ENDPOINT as COLLECTOR_GRPC
-    from collector import DEFAULT_HTTP_ENDPOINT as COLLECTOR_HTTP
+    from otelbench.collector import DEFAULT_GRPC_ENDPOINT as COLLECTOR_GRPC
+    from otelbench.collector import DEFAULT_HTTP_ENDPOINT as COLLECTOR_HTTP
 
     assert (DEFAULT_HTTP_ENDPOINT, DEFAULT_GRPC_ENDPOINT) == (COLLECTOR_HTTP, COLLECTOR_GRPC)
     setup = {s["protocol"]: s for s in client.get("/api/home").json()["setup"]}
@@ -113,7 +113,7 @@ def test_sdk_setup_follows_the_configured_receivers(lake: Path) -> None:
 
 
 def test_the_web_command_reads_the_receivers_from_the_config() -> None:
-    from collector.config import parse_config
+    from otelbench.collector.config import parse_config
     from otelbench.runtime.web import receivers_of
 
     config = parse_config({

@@ -21,11 +21,11 @@ from otelbench.testing.agent_runs import Run
 from otelbench.testing.failures import CORE, as_agent_runs, planted_failures
 from otelbench.testing.wait import run_async
 from otelbench.testing.serve import ROOT, serve_web
-from storage.privacy import Privacy
+from otelbench.storage.privacy import Privacy
 from tests.web.lakes import collector, judge_and_cluster, rows, send
-from web import mcp_server
-from web.app import create_app
-from web.site import Site
+from otelbench.web import mcp_server
+from otelbench.web.app import create_app
+from otelbench.web.site import Site
 
 SECRET = "TOP-SECRET-PAYROLL-FIGURES"
 HIDDEN_INPUT = "the-hidden-input-text"
@@ -37,9 +37,9 @@ TOOLS = {"search_agents", "get_agent", "get_run", "list_benchmarks", "get_model"
 
 @pytest.fixture(scope="module")
 def lake(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    from bench_runner import runner, servers
-    from bench_runner.hardware import probe_hardware
-    from bench_runner.spans import BenchSpans
+    from otelbench.bench_runner import runner, servers
+    from otelbench.bench_runner.hardware import probe_hardware
+    from otelbench.bench_runner.spans import BenchSpans
     from otelbench.testing.openai_stub import StubServer
 
     tmp = tmp_path_factory.mktemp("mcp")

@@ -15,17 +15,17 @@ import pytest
 from markupsafe import escape
 from starlette.testclient import TestClient
 
-from bench_runner import runner, servers
-from bench_runner.hardware import probe_hardware
-from bench_runner.spans import REPLY_CHARS, BenchSpans
+from otelbench.bench_runner import runner, servers
+from otelbench.bench_runner.hardware import probe_hardware
+from otelbench.bench_runner.spans import REPLY_CHARS, BenchSpans
 from otelbench.testing.openai_stub import MARKUP_REPLY, StubServer
-from storage.privacy import Privacy
-from storage.duckdb import open_lake
-from storage.labels import model_label
-from web import text
-from web.app import create_app
-from web.errors import BadRequest
-from web.pages import compare, models
+from otelbench.storage.privacy import Privacy
+from otelbench.storage.duckdb import open_lake
+from otelbench.storage.labels import model_label
+from otelbench.web import text
+from otelbench.web.app import create_app
+from otelbench.web.errors import BadRequest
+from otelbench.web.pages import compare, models
 
 HOSTILE = "org/modèle-β"  # a slash, unicode; its server answers with MARKUP_REPLY + 5,000 x
 BROKEN = "broken"  # every request answered HTTP 500
@@ -55,7 +55,7 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """Five model runs: the GGUF model (its id is the file's path, as llama-cpp-python
     names it) fully on this machine and --quick on a second; the hostile, the broken and
     the private model --quick."""
-    from collector.runtime import Collector
+    from otelbench.collector.runtime import Collector
     from otelbench.testing.collector import collector_config
 
     tmp = tmp_path_factory.mktemp("web_models")

@@ -9,8 +9,8 @@ import httpx
 
 from otelbench.testing.rows import agent, batch, llm, tool
 from otelbench.testing.serve import serve_web
-from storage import rollups
-from storage.lake import Lake
+from otelbench.storage import rollups
+from otelbench.storage.lake import Lake
 
 
 def _runs() -> dict:
@@ -55,10 +55,10 @@ def test_otelbench_mcp_over_a_bucket_answers_as_over_a_folder(s3_lake: str, tmp_
     from mcp import StdioServerParameters
 
     from otelbench.testing.serve import ROOT
-    from storage.privacy import Privacy
+    from otelbench.storage.privacy import Privacy
     from tests.web.test_mcp import answer
-    from web import mcp_server
-    from web.site import Site
+    from otelbench.web import mcp_server
+    from otelbench.web.site import Site
 
     for location in (s3_lake, tmp_path / "lake"):
         lk = Lake(location)

@@ -17,12 +17,12 @@ from PIL import Image, ImageDraw
 from starlette.testclient import TestClient
 
 from otelbench.testing.agent_runs import Run
-from storage.privacy import Privacy
+from otelbench.storage.privacy import Privacy
 from tests.web.lakes import collector, rows, send
-from web.app import create_app
-from web.pages.embeds import card_figures
-from web.share import MAX_NAME_CHARS, SIZE, CardFigures, ShareImages, fit, font, render
-from web.site import Site
+from otelbench.web.app import create_app
+from otelbench.web.pages.embeds import card_figures
+from otelbench.web.share import MAX_NAME_CHARS, SIZE, CardFigures, ShareImages, fit, font, render
+from otelbench.web.site import Site
 
 HOSTILE_NAME = "<script>alert(1)</script>"
 SECRET = "TOP-SECRET-PAYROLL-FIGURES"

@@ -28,17 +28,17 @@ import pytest
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.testclient import TestClient
 
-from collector.config import ApiKey
-from collector.keys import Keyring
+from otelbench.collector.config import ApiKey
+from otelbench.collector.keys import Keyring
 from otelbench.testing.agent_runs import Run, send_runs
 from otelbench.testing.live import LiveViewer
 from otelbench.testing.serve import free_port
 from otelbench.testing.wait import wait_for
-from storage.privacy import Privacy
-from storage.queries.web import PRIVATE_AGENT
+from otelbench.storage.privacy import Privacy
+from otelbench.storage.queries.web import PRIVATE_AGENT
 from tests.web.lakes import collector, judge_and_cluster, rows, runs_in
 from tests.web.test_home import send_bench_run
-from web.app import create_app
+from otelbench.web.app import create_app
 
 FIELDS = ("name", "task", "answer", "error", "tool", "model", "status")  # of a run (sub-agent: more below)
 SUB_AGENT_FIELDS = ("subtask", "subanswer", "attr", "args", "suberror")

@@ -18,10 +18,10 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Status
 from starlette.testclient import TestClient
 
 from otelbench.testing.otlp import make_span, trace_request
-from storage.duckdb import open_lake
-from storage.privacy import Privacy
-from storage.queries import processors as q
-from web.app import create_app
+from otelbench.storage.duckdb import open_lake
+from otelbench.storage.privacy import Privacy
+from otelbench.storage.queries import processors as q
+from otelbench.web.app import create_app
 
 PRIVATE = "payroll-helper"
 PRIVACY = Privacy(private_agents=(PRIVATE,))

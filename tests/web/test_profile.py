@@ -14,12 +14,12 @@ from starlette.testclient import TestClient
 
 from otelbench.testing.agent_runs import Run
 from otelbench.testing.failures import CORE, as_agent_runs, planted_failures
-from storage.privacy import Privacy
+from otelbench.storage.privacy import Privacy
 from tests.web.lakes import collector, judge_and_cluster, rows, send
-from web.app import create_app
-from web.pages.embeds import card_figures
-from web.series import log_bucket
-from web.site import Site
+from otelbench.web.app import create_app
+from otelbench.web.pages.embeds import card_figures
+from otelbench.web.series import log_bucket
+from otelbench.web.site import Site
 
 HOSTILE_NAME = '<script>alert(1)</script>"><img src=x onerror=alert(2)>'
 SECRET = "TOP-SECRET-PAYROLL-FIGURES"

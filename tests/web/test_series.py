@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from web.series import Bucket, Period, following, log_bucket, log_buckets, over_time, truncate, unit_for
+from otelbench.web.series import Bucket, Period, following, log_bucket, log_buckets, over_time, truncate, unit_for
 
 UTC = dt.timezone.utc
 

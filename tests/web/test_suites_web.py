@@ -16,17 +16,17 @@ from urllib.parse import quote
 import pytest
 from starlette.testclient import TestClient
 
-from collector.config import ApiKey
-from collector.keys import Keyring
+from otelbench.collector.config import ApiKey
+from otelbench.collector.keys import Keyring
 from otelbench.testing.wait import run_async
-from storage.privacy import Privacy
+from otelbench.storage.privacy import Privacy
 from tests.web.lakes import rows
 from tests.web.suite_lake import (FIGURES, FULL, HUSHED, MARKUP, OWNER, QUIET_ANSWER, QUIET_STDERR, SECRET, keys)
-from web import mcp_server
-from web.pages import suites
-from web.access import Access
-from web.app import create_app
-from web.site import Site
+from otelbench.web import mcp_server
+from otelbench.web.pages import suites
+from otelbench.web.access import Access
+from otelbench.web.app import create_app
+from otelbench.web.site import Site
 
 PRIVACY = Privacy(private_agents=("secret-agent",), private_owners=("hush",), hide_io_agents=("quiet",))
 HIDDEN_AGENTS = ("secret-agent", "hushed")
@@ -139,8 +139,8 @@ def test_a_suite_page_keeps_each_version_apart_with_the_cases_of_each_agents_run
 def test_the_web_reads_a_runs_cases_as_suite_cases_has_them(suite_lake: Path) -> None:
     """Differential: the case spans read alone (storage/queries/web_suites.py CASES, no
     join with the agents' spans) give the very rows of the ``suite_cases`` view."""
-    from storage.duckdb import open_lake
-    from storage.queries import web_suites as q
+    from otelbench.storage.duckdb import open_lake
+    from otelbench.storage.queries import web_suites as q
 
     columns = ("run_id", "trace_id", "span_id", "start_time", "duration_ms", "case_id", "repeat", "checker",
                "verdict", "reason", "input", "output", "stderr", "exit_code", "timed_out", "flooded", "owner")

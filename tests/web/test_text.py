@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from web.text import message_text
+from otelbench.web.text import message_text
 
 
 def _msgs(*texts: str, role: str = "user") -> str:

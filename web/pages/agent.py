@@ -15,13 +15,13 @@ from html import escape
 from typing import Any
 from urllib.parse import quote
 
-from storage.queries import web as q
-from web import charts, series
-from web.badge import BADGE_METRICS
-from web.cost import agent_cost, source_label
-from web.errors import NotFound
-from web.pages import suites
-from web.site import Site
+from otelbench.storage.queries import web as q
+from otelbench.web import charts, series
+from otelbench.web.badge import BADGE_METRICS
+from otelbench.web.cost import agent_cost, source_label
+from otelbench.web.errors import NotFound
+from otelbench.web.pages import suites
+from otelbench.web.site import Site
 
 CLUSTER_TREND_BARS = 14  # bars in a cluster's small trend chart
 EMBED_SIZES = {"sm": (220, 90), "md": (280, 140), "lg": (340, 200)}  # iframe width, height (px)

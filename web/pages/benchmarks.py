@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from storage.queries import web_models as q
-from web.pages import EVIDENCE, models, suites
-from web.site import Site
+from otelbench.storage.queries import web_models as q
+from otelbench.web.pages import EVIDENCE, models, suites
+from otelbench.web.site import Site
 
 
 def _suites(site: Site) -> list[dict[str, Any]]:

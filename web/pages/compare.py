@@ -7,11 +7,11 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
-from storage.queries import web_models as q
-from web.errors import BadRequest, NotFound, choice
-from web.pages import EVIDENCE, TELEMETRY, models
-from web.pages.agent import agent
-from web.site import Site
+from otelbench.storage.queries import web_models as q
+from otelbench.web.errors import BadRequest, NotFound, choice
+from otelbench.web.pages import EVIDENCE, TELEMETRY, models
+from otelbench.web.pages.agent import agent
+from otelbench.web.site import Site
 
 KINDS = ("auto", "agents", "models")
 # the lines for two agents: (figure, label, which way is better)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from web.doctor import DEFAULT_WINDOW, BadWindow, read
-from web.errors import BadRequest, NotFound
-from web.site import Site
+from otelbench.web.doctor import DEFAULT_WINDOW, BadWindow, read
+from otelbench.web.errors import BadRequest, NotFound
+from otelbench.web.site import Site
 
 
 def doctor(site: Site, params: Any) -> dict[str, Any]:

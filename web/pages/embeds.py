@@ -9,13 +9,13 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from web import series
-from web.access import MAX_LINK_TTL_S, Access
-from web.badge import BADGE_METRICS, badge_value
-from web.errors import BadRequest, NotFound, choice
-from web.pages.agent import agent
-from web.share import CardFigures
-from web.site import Site
+from otelbench.web import series
+from otelbench.web.access import MAX_LINK_TTL_S, Access
+from otelbench.web.badge import BADGE_METRICS, badge_value
+from otelbench.web.errors import BadRequest, NotFound, choice
+from otelbench.web.pages.agent import agent
+from otelbench.web.share import CardFigures
+from otelbench.web.site import Site
 
 SIZES = ("sm", "md", "lg")
 THEMES = ("light", "dark")

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from storage.queries import web as q
-from web.home import Receivers, sdk_setup
-from web.pages.leaderboard import agent_board
-from web.site import Site
+from otelbench.storage.queries import web as q
+from otelbench.web.home import Receivers, sdk_setup
+from otelbench.web.pages.leaderboard import agent_board
+from otelbench.web.site import Site
 
 RECENT_RUNS = 15
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from storage.queries import web_models
-from web.errors import choice
-from web.pages import EVIDENCE, TELEMETRY, models
-from web.site import WINDOWS, Site
+from otelbench.storage.queries import web_models
+from otelbench.web.errors import choice
+from otelbench.web.pages import EVIDENCE, TELEMETRY, models
+from otelbench.web.site import WINDOWS, Site
 
 TABS = ("agents", "models")
 SORTS = {"runs": "runs", "success": "success_rate", "score": "score", "cost": "cost_per_run", "latency": "p50_ms"}

@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from storage.labels import model_label
-from storage.queries import web_models as q
-from web.errors import NotFound
-from web.pages import EVIDENCE, TEXT_CHARS
-from web.site import Site
+from otelbench.storage.labels import model_label
+from otelbench.storage.queries import web_models as q
+from otelbench.web.errors import NotFound
+from otelbench.web.pages import EVIDENCE, TEXT_CHARS
+from otelbench.web.site import Site
 
 CONFIDENCE_RANK = {"LOW": 0, "MEDIUM": 1, "HIGH": 2}
 # sort → (figure, which way is better); "confidence" ranks HIGH over MEDIUM over LOW

@@ -8,12 +8,12 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from storage.labels import model_label
-from storage.lake import Lake
-from storage.queries import web as q
-from storage.queries.rollups import TRACE_AGENT
-from web.errors import NotFound
-from web.site import Site
+from otelbench.storage.labels import model_label
+from otelbench.storage.lake import Lake
+from otelbench.storage.queries import web as q
+from otelbench.storage.queries.rollups import TRACE_AGENT
+from otelbench.web.errors import NotFound
+from otelbench.web.site import Site
 
 
 def run(site: Site, trace_id: str) -> dict[str, Any]:

@@ -15,10 +15,10 @@ from collections import defaultdict
 from typing import Any
 from urllib.parse import quote
 
-from storage.queries import web_suites as q
-from web.errors import NotFound
-from web.pages import EVIDENCE, TEXT_CHARS
-from web.site import Site
+from otelbench.storage.queries import web_suites as q
+from otelbench.web.errors import NotFound
+from otelbench.web.pages import EVIDENCE, TEXT_CHARS
+from otelbench.web.site import Site
 
 LABEL = "benchmark evidence — fixed tasks, not production telemetry"
 # what a run's line shows (its owner is used for privacy, never shown)

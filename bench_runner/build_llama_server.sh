@@ -2,9 +2,11 @@
 # Build llama.cpp's own `llama-server` and `llama-bench` once per version and flags, and
 # install them into a bin folder (default: .venv/bin). The source is the llama.cpp tree that
 # llama-cpp-python's sdist vendors (vendor/llama.cpp), fetched from the package index and
-# checked against a pinned sha256, so a machine that reaches PyPI builds it with nothing else.
+# checked against a pinned sha256, so a machine that reaches PyPI builds it with nothing else
+# (and cmake and a C++ compiler). scripts/setup.sh runs it for a checkout, `otelbench model
+# setup` for an installed otelbench (it ships inside the package).
 #
-#   scripts/build_llama_server.sh [BIN_DIR]
+#   bench_runner/build_llama_server.sh [BIN_DIR]
 #
 # Portable (-DGGML_NATIVE=OFF: any x86-64 CPU with AVX2; on a host with AMX, ggml's AMX
 # kernels crashed on the embedded model's Q4_1 weights), static (the binaries copy anywhere),
