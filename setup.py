@@ -9,13 +9,16 @@ C (normalize/_wire.pyx) and the canonical messages checked in C (normalize/_mess
 without Cython or a C compiler the package still installs: ptars decodes and the regex
 checks, more slowly (otelbench.normalize.wire.COMPILED is False)."""
 
-from setuptools import Extension, find_packages, setup
+from setuptools import Extension, find_namespace_packages, setup
 
 FOLDERS = ("storage", "normalize", "exporters", "processors", "web", "collector", "bench_runner")
 PACKAGE_DIR = {"otelbench": "otelbench", **{f"otelbench.{folder}": folder for folder in FOLDERS},
                "otelbench.sdk": "sdk/python/otelbench_sdk"}
+# data folders (templates, fonts, prompts, ...) are listed as packages too: their files
+# install as package data, and setuptools then has no importable folder it was not told of
 PACKAGES = [f"{package}.{sub}" if sub else package
-            for package, folder in PACKAGE_DIR.items() for sub in ("", *find_packages(folder))]
+            for package, folder in PACKAGE_DIR.items()
+            for sub in ("", *find_namespace_packages(folder, exclude=["*__pycache__*", "*.egg-info"]))]
 # the agent suites that ship (data only: bench_runner/agent_suite.py finds them here once installed)
 PACKAGE_DIR["otelbench.suites"] = "benchmarks/suites"
 PACKAGES.append("otelbench.suites")
