@@ -7,7 +7,7 @@ processors (processors/) get polars DataFrames of them through the gateway.
 from __future__ import annotations
 
 from otelbench.storage.queries.views import JUDGE_SERVICE
-from otelbench.storage.queries.walked_agents import walked_agents_ctes
+from otelbench.storage.queries.walked_agents import private_agent_sql, walked_agents_ctes
 
 
 def _own(agent: str, owner: str | None) -> str:
@@ -18,8 +18,7 @@ def _own(agent: str, owner: str | None) -> str:
     text and so its cluster's terms, which readers not granted that agent see. A span whose
     agent is not known (its chain of parents broken) is not the run's own where anything is
     private."""
-    rule = (f"(coalesce({agent} = r.agent, false) OR len($private_agents) = 0"
-            f" OR ({agent} IS NOT NULL AND NOT list_contains($private_agents, {agent})))")
+    rule = f"(coalesce({agent} = r.agent, false) OR NOT {private_agent_sql(agent)})"
     if owner is not None:
         rule += (f"\n  AND (coalesce({owner}, '') = coalesce(r.owner, '')"
                  f" OR NOT list_contains($private_owners, coalesce({owner}, '')))")
@@ -29,13 +28,14 @@ def _own(agent: str, owner: str | None) -> str:
 # The spans of some runs (CTE ``runs``: trace_id, agent, owner), each with its agent walked
 # over its whole trace (storage.queries.walked_agents): ``run_spans`` ending in ``owned``.
 # Only the columns the statements below read: a window's failed runs hold many spans.
-_SPAN_COLUMNS = ("trace_id, span_id, parent_span_id, resolved_agent, agent_name, request_agent, service_name, owner, "
-                 "span_type, status_code, status_message, error_type, error_message, tool_name, start_time")
+_SPAN_COLUMNS = ("trace_id", "span_id", "parent_span_id", "resolved_agent", "agent_name", "request_agent",
+                 "service_name", "owner", "span_type", "status_code", "status_message", "error_type", "error_message",
+                 "tool_name", "start_time")
 
 
 def _owned_spans(runs: str, *, attributes: bool = False) -> str:
     more = ", CASE WHEN s.span_type = 'tool' THEN s.attributes END AS attributes" if attributes else ""
-    columns = ", ".join(f"s.{c}" for c in _SPAN_COLUMNS.split(", "))
+    columns = ", ".join(f"s.{c}" for c in _SPAN_COLUMNS)
     return f"""run_spans AS MATERIALIZED (
     SELECT {columns}{more}
     FROM spans AS s JOIN (SELECT DISTINCT trace_id FROM {runs}) AS r ON r.trace_id = s.trace_id

@@ -22,6 +22,12 @@ def _own_agent(alias: str) -> str:
             f"CASE WHEN {alias}.parent_span_id IS NULL THEN coalesce({alias}.request_agent, {alias}.service_name) END)")
 
 
+def private_agent_sql(agent: str) -> str:
+    """Whether a span whose walked agent is ``agent`` is a private agent's: one of
+    $private_agents, or not known at all while anything is private."""
+    return f"coalesce(list_contains($private_agents, {agent}), len($private_agents) > 0)"
+
+
 def walked_agents_ctes(name: str, spans: str) -> str:
     """CTEs ending in ``name``: (trace_id, span_id, agent) for every span of ``spans`` (a
     CTE holding whole traces' spans) whose agent is known. The statement using them must

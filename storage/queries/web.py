@@ -16,7 +16,7 @@ from otelbench.storage.queries.rollups import RUNS_CTE
 from otelbench.storage.queries.tables import derived_select_sql, narrowed_source_sql, read_files_sql, span_attributes_sql
 from otelbench.storage.queries.tool_links import asked_id, tool_links_ctes
 from otelbench.storage.queries.views import span_messages_select
-from otelbench.storage.queries.walked_agents import walked_agents_ctes
+from otelbench.storage.queries.walked_agents import private_agent_sql, walked_agents_ctes
 from otelbench.storage.schema import EVALS
 
 
@@ -88,8 +88,7 @@ RUN_SPANS = f"""WITH RECURSIVE run_spans AS MATERIALIZED (
 {walked_agents_ctes("walked", "run_spans")},
 s AS (
     SELECT r.*, w.agent AS walked_agent,
-           list_contains($private_agents, w.agent)
-           OR (w.agent IS NULL AND len($private_agents) > 0)
+           {private_agent_sql("w.agent")}
            OR list_contains($private_owners, coalesce(r.owner, '')) AS redacted
     FROM run_spans AS r
     LEFT JOIN walked AS w ON w.trace_id = r.trace_id AND w.span_id = r.span_id
