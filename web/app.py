@@ -31,7 +31,7 @@ from otelbench.web.access import Access, Denied, key_of
 from otelbench.web.badge import BADGE_METRICS, badge
 from otelbench.web.charts import duration
 from otelbench.web.errors import BadRequest, NotFound
-from otelbench.web.home import Receivers
+from otelbench.web.receivers import Receivers
 from otelbench.web.http import SECURITY_HEADERS, RouteMetrics, SecurityHeaders
 from otelbench.web.pages import agent as agent_page
 from otelbench.web.pages import benchmarks, embeds, models, run

@@ -27,7 +27,7 @@ RECORDED = Path(__file__).resolve().parents[1] / "testdata" / "recorded"
 
 @pytest.fixture(scope="module")
 def collector(tmp_path_factory):
-    from otelbench.collector.runtime import Collector
+    from otelbench.collector.wiring import Collector
     from otelbench.testing.collector import collector_config
 
     c = Collector(collector_config(tmp_path_factory.mktemp("conventions"))).start()
