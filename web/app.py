@@ -26,7 +26,7 @@ from starlette.routing import Route, WebSocketRoute
 
 from otelbench.storage.privacy import Privacy
 from otelbench.storage.values import json_value
-from otelbench.web import doctor, live, mcp_server
+from otelbench.web import doctor_report, live, mcp_server
 from otelbench.web.access import Access, Denied, key_of
 from otelbench.web.badge import BADGE_METRICS, badge
 from otelbench.web.charts import duration
@@ -38,7 +38,7 @@ from otelbench.web.pages import benchmarks, embeds, models, run
 from otelbench.web.pages import compare as compare_page
 from otelbench.web.pages import home as home_page
 from otelbench.web.pages import leaderboard as leaderboard_page
-from otelbench.web.pages.doctor import doctor as doctor_report
+from otelbench.web.pages.doctor import doctor as doctor_page_data
 from otelbench.web.share import ShareImages
 from otelbench.web.site import WINDOWS, Site
 from otelbench.web.text import message_text, visible
@@ -164,7 +164,7 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
         return models.model(site_of(request), request.path_params["name"])
 
     def doctor_data(request: Request) -> dict[str, Any]:
-        return doctor_report(site_of(request), request.query_params)
+        return doctor_page_data(site_of(request), request.query_params)
 
     def benchmarks_data(request: Request) -> dict[str, Any]:
         return benchmarks.benchmarks(site_of(request))
@@ -202,7 +202,7 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
         return page("model.html", data=model_data(request))
 
     def doctor_page(request: Request) -> Response:
-        return page("doctor.html", data=doctor_data(request), labels=doctor.LABELS)
+        return page("doctor.html", data=doctor_data(request), labels=doctor_report.LABELS)
 
     def benchmarks_page(request: Request) -> Response:
         return page("benchmarks.html", data=benchmarks_data(request))

@@ -20,7 +20,7 @@ from otelbench.testing.wait import wait_for
 from otelbench.storage import conventions, rollups
 from otelbench.storage.duckdb import open_lake
 from otelbench.storage.lake import Lake
-from otelbench.web import doctor
+from otelbench.web import doctor_report as doctor
 
 RECORDED = Path(__file__).resolve().parents[1] / "testdata" / "recorded"
 
