@@ -52,6 +52,7 @@ MANIFEST = folding.MANIFEST
 DELTA_MIN_ROWS = 50_000
 MERGE_ROWS = 200_000  # base rows rewritten together when the delta is merged
 ROW_GROUP_ROWS = 16_384  # a trace lookup reads one group of the base
+STEP_SPANS = 2_000_000  # new spans recomputed together (whole days)
 MEMORY_LIMIT = "1GB"  # DuckDB's, per refresh (it spills to <lake>/_tmp beyond)
 _TS = pa.timestamp("us", tz="UTC")
 
@@ -165,15 +166,13 @@ def _refresh(fs: LakeFS, folder: str) -> Refreshed:
     recomputed: set[str] = set()
     con = _connection(fs)
     try:
-        # new spans a day at a time (a trace's spans: its day and the neighbouring ones),
-        # then new scores; each step is a version of its own (a crash keeps what was done)
-        by_day: dict[str, list[DataFile]] = {}
-        for f in new[SPANS.name]:
-            by_day.setdefault(_day(f), []).append(f)
-        for day, files in sorted(by_day.items()):
+        # new spans a few days at a time (a trace's spans: its days and the neighbouring
+        # ones), then new scores; each step is a version of its own (a crash keeps what
+        # was done)
+        for days, files in _steps(fs, new[SPANS.name]):
             ids = _trace_ids(con, fs, files)
             con.execute(sql.TOUCHED_TABLE, {"ids": ids})
-            _restrict(con, fs, _around({day}))
+            _restrict(con, fs, _around(days))
             rows = _conform(con.sql(sql.RUN_ROWS).to_arrow_table())
             merged |= _step(fs, folder, con, m, rows, {SPANS.name: files})
             touched += len(ids)
@@ -241,6 +240,26 @@ def _step(fs: LakeFS, folder: str, con: Any, m: dict[str, Any], rows: pa.Table,
     _save(fs, folder, m, base, delta_name, index, seen, bump=True)
     _sweep(fs, folder, keep={EMPTY, *base.values(), delta_name, index, *old})
     return merged
+
+
+def _steps(fs: LakeFS, files: list[DataFile]) -> list[tuple[set[str], list[DataFile]]]:
+    """New span files by day, consecutive days together up to ``STEP_SPANS`` rows (a day
+    alone may have more): fewer steps read each day's neighbours again, and merge the
+    delta into the base (all of it, in a first build) fewer times."""
+    by_day: dict[str, list[DataFile]] = {}
+    for f in files:
+        by_day.setdefault(_day(f), []).append(f)
+    steps: list[tuple[set[str], list[DataFile]]] = []
+    rows = 0
+    for day, day_files in sorted(by_day.items()):
+        n = sum(fs.parquet_file(f.path).metadata.num_rows for f in day_files)
+        if not steps or rows + n > STEP_SPANS:
+            steps.append((set(), []))
+            rows = 0
+        steps[-1][0].add(day)
+        steps[-1][1].extend(day_files)
+        rows += n
+    return steps
 
 
 def _groups(agents: list[str], sizes: dict[str, int], most: int) -> list[list[str]]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from otelbench.storage.queries.runs import COSTED
 from otelbench.storage.queries.tables import derived_view_sql, span_attributes_sql, sql_string
-from otelbench.storage.queries.views import span_messages_sql
+from otelbench.storage.queries.views import agent_runs_sql, span_messages_sql
 from otelbench.storage.schema import EVALS
 
 PREVIEW_CHARS = 1000  # of a run's task and answer kept in the rollup (pages link to the run)
@@ -53,13 +53,15 @@ def restricted_source_sql(files: list[str], *, row_numbers: bool = False) -> str
 
 
 def restricted_views_sql(root: str, spans: list[str], logs: list[str], evals: list[str]) -> list[str]:
-    """``spans``, ``logs``, ``span_messages`` (which reads the log files itself) and
-    ``evals`` (latest wins, as its own view) over the touched traces' rows of those files."""
+    """``spans``, ``logs``, ``span_messages`` and ``agent_runs`` (which read the log files
+    themselves) and ``evals`` (latest wins, as its own view) over the touched traces' rows
+    of those files."""
     # spans.attributes as the lake's own view reads them (the moved keys put back)
     return [f"CREATE OR REPLACE VIEW spans AS SELECT * REPLACE ({span_attributes_sql()} AS attributes) "
             f"FROM {restricted_source_sql(spans)}",
             f"CREATE OR REPLACE VIEW logs AS SELECT * FROM {restricted_source_sql(logs)}",
             span_messages_sql(root, logs=restricted_source_sql(logs, row_numbers=True)),
+            agent_runs_sql(root, logs=restricted_source_sql(logs, row_numbers=True)),
             derived_view_sql(root, EVALS, source=restricted_source_sql(evals))]
 
 

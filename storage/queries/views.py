@@ -72,32 +72,58 @@ def span_messages_sql(lake_root: str | Path, logs: str | None = None) -> str:
     return f"CREATE OR REPLACE VIEW span_messages AS\n{span_messages_select(source)}"
 
 
+_ORDER = "time, filename, file_row_number"  # of a span's message events: time, then as received
+
+
+def _detail(side: str, only: str = "") -> str:
+    """One side of the latest ``details`` event (of the rows that ``only`` also keeps):
+    json_extract of an absent or null side gives NULL or 'null', both "not given"."""
+    latest = f"arg_max(messages, ({_ORDER})) FILTER (WHERE message_direction = 'details'{only})"
+    return f"nullif(CAST(json_extract(TRY_CAST({latest} AS JSON), '$.{side}') AS VARCHAR), 'null')"
+
+
+def _concat(direction: str, only: str = "") -> str:
+    """The ``direction`` events' message arrays concatenated in order (of the rows that
+    ``only`` also keeps); malformed ones are skipped."""
+    return (f"CAST(to_json(flatten(list(TRY_CAST(messages AS JSON[]) ORDER BY {_ORDER}) "
+            f"FILTER (WHERE message_direction = '{direction}'{only}))) AS VARCHAR)")
+
+
+def _side(direction: str, only: str = "") -> str:
+    """A span's ``direction`` messages from its events: the rule of ``span_messages_sql``."""
+    return f"coalesce({_detail(direction, only)}, {_concat(direction, only)})"
+
+
+def _message_events(logs: str) -> str:
+    """The message events of ``logs`` (FROM ... WHERE ... GROUP BY a span), as ``l``."""
+    return f"""FROM {logs} AS l
+SEMI JOIN (VALUES ('input'), ('output'), ('details')) AS d(direction) ON l.message_direction = d.direction
+WHERE l.messages IS NOT NULL AND l.trace_id IS NOT NULL AND l.span_id IS NOT NULL
+GROUP BY l.trace_id, l.span_id"""
+
+
 def span_messages_select(logs: str) -> str:
     """The ``span_messages`` view's SELECT over ``logs`` (log rows with ``filename`` and
     ``file_row_number``): the rule of ``span_messages_sql``, for a statement that narrows
     the log rows first (storage.queries.web.RUN_TOOL_CALLS: one run's)."""
-    order = "time, filename, file_row_number"
-
-    def concat(direction: str) -> str:
-        return (
-            f"CAST(to_json(flatten(list(TRY_CAST(messages AS JSON[]) ORDER BY {order}) "
-            f"FILTER (WHERE message_direction = '{direction}'))) AS VARCHAR)"
-        )
-
-    def detail(side: str) -> str:
-        latest = f"arg_max(messages, ({order})) FILTER (WHERE message_direction = 'details')"
-        # json_extract of an absent or null side gives NULL or 'null': both mean "not given"
-        return f"nullif(CAST(json_extract(TRY_CAST({latest} AS JSON), '$.{side}') AS VARCHAR), 'null')"
-
     return f"""SELECT
     l.trace_id,
     l.span_id,
-    coalesce({detail('input')}, {concat('input')}) AS input_messages,
-    coalesce({detail('output')}, {concat('output')}) AS output_messages
-FROM {logs} AS l
-SEMI JOIN (VALUES ('input'), ('output'), ('details')) AS d(direction) ON l.message_direction = d.direction
-WHERE l.messages IS NOT NULL AND l.trace_id IS NOT NULL AND l.span_id IS NOT NULL
-GROUP BY l.trace_id, l.span_id"""
+    {_side('input')} AS input_messages,
+    {_side('output')} AS output_messages
+{_message_events(logs)}"""
+
+
+def span_message_sides_select(logs: str) -> str:
+    """Which sides ``span_messages`` gives a span (``has_input``, ``has_output``), without
+    folding its events: a side is given by the latest ``details`` event, else by any event
+    of that direction (their concatenation is never NULL, even of malformed arrays)."""
+    return f"""SELECT
+    l.trace_id,
+    l.span_id,
+    bool_or(message_direction = 'input') OR {_detail('input')} IS NOT NULL AS has_input,
+    bool_or(message_direction = 'output') OR {_detail('output')} IS NOT NULL AS has_output
+{_message_events(logs)}"""
 
 
 # --------------------------------------------------------------------------- agents
@@ -257,7 +283,53 @@ BENCH_SERVICE = "otelbench-bench"
 # call's messages made `count(output)` over all runs 5x slower).
 # Its cost: what storage.queries.runs counts (COSTED_S).
 
-AGENT_RUNS_SQL = f"""CREATE OR REPLACE VIEW agent_runs AS
+def _llm_io_ctes(logs: str) -> str:
+    """CTEs ending in ``llm_io``: per trace, the input messages of its first llm call that
+    has input and the output messages of its last that has output (``llm_calls``' own
+    ``input_messages`` / ``output_messages``: the span's, else ``span_messages``'). Which
+    calls those are is told by cheap tests (the span's column, ``span_message_sides``);
+    only their log events are then folded, not every call's (folding them all made
+    ``count(input)`` over all runs 10x slower than ``count(*)``). ``logs``: the log rows
+    with ``filename`` and ``file_row_number``."""
+    # a struct: arg_min/arg_max skip NULL values, and a call's own side may be NULL
+    first = "{'span_id': s.span_id, 'own': s.input_messages}"
+    last = "{'span_id': s.span_id, 'own': s.output_messages}"
+    first_in, last_out = "e.span_id = p.first_in.span_id", "e.span_id = p.last_out.span_id"
+    return f"""llm_sides AS (
+{span_message_sides_select(logs)}
+),
+llm_picks AS (
+    SELECT s.trace_id,
+           arg_min({first}, s.start_time) FILTER (WHERE s.input_messages IS NOT NULL OR g.has_input) AS first_in,
+           arg_max({last}, s.start_time) FILTER (WHERE s.output_messages IS NOT NULL OR g.has_output) AS last_out
+    FROM spans AS s
+    -- llm_calls' rule: log events only for a span lacking a side
+    LEFT JOIN llm_sides AS g ON g.trace_id = s.trace_id
+        AND g.span_id = CASE WHEN s.input_messages IS NULL OR s.output_messages IS NULL THEN s.span_id END
+    WHERE s.span_type = 'llm'
+    GROUP BY s.trace_id
+),
+llm_io AS (
+    -- each CTE is used once: DuckDB materializes one used twice, which stops both the
+    -- pruning of unused columns and a trace_id filter's way down
+    SELECT p.trace_id,
+           coalesce(any_value(p.first_in.own), {_side('input', f' AND {first_in}')}) AS first_input,
+           coalesce(any_value(p.last_out.own), {_side('output', f' AND {last_out}')}) AS last_output
+    FROM llm_picks AS p
+    -- the message events of the picked calls that lack that side themselves
+    LEFT JOIN (SELECT * FROM {logs} AS l
+               WHERE l.messages IS NOT NULL AND l.message_direction IN ('input', 'output', 'details')) AS e
+        ON e.trace_id = p.trace_id
+        AND ((p.first_in.own IS NULL AND {first_in}) OR (p.last_out.own IS NULL AND {last_out}))
+    GROUP BY p.trace_id
+)"""
+
+
+def agent_runs_sql(lake_root: str | Path, logs: str | None = None) -> str:
+    """The ``agent_runs`` view (the rule above). ``logs``: another source of log rows with
+    ``filename`` and ``file_row_number`` (span_messages_sql's)."""
+    logs = logs or read_table_sql(lake_root, "logs", row_numbers=True)
+    return f"""CREATE OR REPLACE VIEW agent_runs AS
 WITH per_trace AS (
     SELECT
         s.trace_id,
@@ -287,14 +359,7 @@ scores AS (
     -- the run's latest score, whichever judge gave it (evals: processors/judge)
     SELECT trace_id, arg_max(score, judged_at) AS eval_score FROM evals WHERE score IS NOT NULL GROUP BY trace_id
 ),
-llm_io AS (
-    -- arg_min/arg_max skip NULLs: the first call that has input, the last that has output
-    SELECT trace_id,
-           arg_min(input_messages, start_time) AS first_input,
-           arg_max(output_messages, start_time) AS last_output
-    FROM llm_calls
-    GROUP BY trace_id
-)
+{_llm_io_ctes(logs)}
 SELECT
     t.trace_id, coalesce(t.named_agent, t.request_agent, t.service_name) AS agent, t.root_name,
     CASE WHEN t.errored THEN 'error' ELSE 'ok' END AS status,
@@ -349,7 +414,7 @@ def view_ddl(lake_root: str | Path) -> list[str]:
         llm_calls_sql(),
         tool_calls_sql(),
         TOOL_CALL_LINKS_SQL,
-        AGENT_RUNS_SQL,
+        agent_runs_sql(lake_root),
         bench_results_sql(),
         bench_tests_sql(),
         suite_cases_sql(),
