@@ -35,9 +35,10 @@ from otelbench.storage import folding
 from otelbench.storage.files import SEED_DATE, SEED_NAME, DataFile, conform_arrow, data_files, partition_dir
 from otelbench.storage.fs import LakeFS
 from otelbench.storage.location import open_fs
-from otelbench.storage.queries import bind, lockdown, views
+from otelbench.storage.queries import bind, lockdown
+from otelbench.storage.queries.tables import view_sql
 from otelbench.storage.queries import rollups as sql
-from otelbench.storage.schema import CLUSTER_MEMBERS, EVALS, FAILURE_CLUSTERS, LOGS, SPANS
+from otelbench.storage.schema import CLUSTER_MEMBERS, EVALS, FAILURE_CLUSTERS, LOGS, SPANS, tables
 
 # What the rollup's version follows: runs are recomputed from new spans and evals; new
 # clusters only make a new version (readers that cache by version then read them anew).
@@ -50,9 +51,9 @@ EMPTY = "empty.parquet"
 INDEX_SCHEMA = pa.schema([("trace_id", pa.string()), ("agent", pa.string())])
 MANIFEST = folding.MANIFEST
 DELTA_MIN_ROWS = 50_000
-MERGE_ROWS = 200_000  # base rows rewritten together when the delta is merged
+MERGE_ROWS = 50_000  # base rows rewritten together when the delta is merged
 ROW_GROUP_ROWS = 16_384  # a trace lookup reads one group of the base
-STEP_SPANS = 2_000_000  # new spans recomputed together (whole days)
+STEP_SPANS = 1_000_000  # new spans recomputed together (whole days)
 MEMORY_LIMIT = "1GB"  # DuckDB's, per refresh (it spills to <lake>/_tmp beyond)
 _TS = pa.timestamp("us", tz="UTC")
 
@@ -233,6 +234,8 @@ def _step(fs: LakeFS, folder: str, con: Any, m: dict[str, Any], rows: pa.Table,
                          posixpath.join(folder, index), row_group_size=ROW_GROUP_ROWS, compression="zstd")
         delta = RUNS_SCHEMA.empty_table()
     _write(fs, delta, posixpath.join(folder, delta_name))
+    for name in ("fresh_rows", "fresh", "merged_delta"):  # a registered table stays in memory
+        con.unregister(name)
     fs.sync_folder(folder)
     seen = {t: sorted(set(m["seen"].get(t, ())) | {folding.relative(fs, f) for f in folded.get(t, ())})
             for t in (w.name for w in WATCHED)}
@@ -303,8 +306,11 @@ def _connection(fs: LakeFS) -> Any:
                                              "preserve_insertion_order": False})
     fs.attach(con)
     con.execute(lockdown.SET_TIME_ZONE_UTC)
-    for stmt in views.view_ddl(fs.location):
-        con.execute(stmt)
+    # the lake tables' views only: the rollup's statements read spans, evals and
+    # agent_runs (``_restrict`` points them at the touched traces); binding every view
+    # over a big lake holds its files' metadata (~330 MB at 10 M spans)
+    for t in tables():
+        con.execute(view_sql(fs.location, t))
     return con
 
 
