@@ -107,8 +107,10 @@ def bootstrap(a: Sequence[float], b: Sequence[float], statistic: Statistic = "me
     est_a, est_b = float(fn(xa)), float(fn(xb))
     dlo, dhi = np.percentile(sb - sa, q)
     ratio = None
-    if est_a != 0 and np.all(sa != 0):
-        rlo, rhi = np.percentile(sb / sa, q)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        ratios = sb / sa
+    if est_a != 0 and np.all(np.isfinite(ratios)):  # else no ratio: a baseline resample's statistic was 0
+        rlo, rhi = np.percentile(ratios, q)
         ratio = Interval(est_b / est_a, float(rlo), float(rhi), confidence)
     return Bootstrap(statistic, est_a, est_b, Interval(est_b - est_a, float(dlo), float(dhi), confidence), ratio,
                      resamples, seed)

@@ -1,0 +1,155 @@
+"""``otelbench gate`` end to end: three real suite runs (the real ``otelbench suite run``
+command, a scripted agent, a real collector writing a real lake), compared through the
+CLI: a run as good as its baseline passes the gate, one that fails half the cases fails
+it, and what differs between the runs is named; and an agent's telemetry in two time
+windows. ~35 s on this 2-core machine, a third of it starting the CLI."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from otelbench.cli import main
+from otelbench.storage.duckdb import open_lake
+from otelbench.testing.agent_runs import Run, send_runs
+
+ROOT = Path(__file__).resolve().parents[2]
+CASES = 10
+SUITE = "name: gated\nversion: 1\ndescription: Ten words to repeat\nrepeats: 6\ntime_limit_s: 20\ncases:\n" + "".join(
+    f"  - id: c{i}\n    input: Say word{i}.\n    check: {{exact: word{i}}}\n" for i in range(CASES))
+# ``agent.py good`` answers every case; ``agent.py bad`` only the first half of them
+AGENT = """import os, sys
+sys.stdin.read()
+i = int(os.environ["OTELBENCH_CASE_ID"][1:])
+print(f"word{i}" if sys.argv[1] == "good" or i < 5 else "no idea")
+"""
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    from otelbench.collector.wiring import Collector
+    from otelbench.testing.collector import collector_config
+
+    tmp = tmp_path_factory.mktemp("gate")
+    (tmp / "suites" / "gated-v1").mkdir(parents=True)
+    (tmp / "suites" / "gated-v1" / "suite.yaml").write_text(SUITE)
+    (tmp / "agent.py").write_text(AGENT)
+    collector = Collector(collector_config(tmp)).start()
+    runs = {}
+    try:
+        url = f"http://127.0.0.1:{collector.http_port}"
+        for name, mode, server in (("base", "good", "127.0.0.1:8001"), ("same", "good", "127.0.0.1:8001"),
+                                   ("worse", "bad", "127.0.0.1:8002")):
+            env = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": url, "OPENAI_BASE_URL": f"http://{server}/v1"}
+            done = subprocess.run(
+                [sys.executable, "-m", "otelbench", "suite", "run", "gated", "--root", str(tmp / "suites"),
+                 "--agent", f"{sys.executable} {tmp / 'agent.py'} {mode}", "--agent-name", "gated-agent",
+                 "--concurrency", "4", "--judge", "none", "--out", str(tmp / "out"), "--json"],
+                capture_output=True, text=True, env=env, cwd=ROOT, timeout=240)
+            assert done.returncode == 0, done.stderr[-3000:]
+            runs[name] = json.loads(done.stdout)["run_id"]
+        # an agent's own telemetry: 40 runs of 100 s that all went well, then 40 of 1 s, on
+        # another model, a quarter of them errors; every run of the first starts over 50 s
+        # before ``split``, every run of the second after it
+        send_runs(url, [Run("helper", "a task", "done", seconds=100, cost=0.01)] * 40)
+        split = dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=50)
+        send_runs(url, [Run("helper", "a task", None if i % 4 == 0 else "done", error="boom" if i % 4 == 0 else None,
+                            model="gpt-4o", seconds=1, cost=0.01) for i in range(40)])
+        runs["split"] = split
+        collector.wait_flushed()
+    finally:
+        collector.stop()
+    return {"root": tmp / "lake", **runs}
+
+
+def gate(lake: dict[str, Any], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "otelbench", "gate", "--lake", str(lake["root"]), *args],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+
+
+# The machine is shared: two runs' latencies can differ by real load, which the gate would
+# rightly report; these tests are about the pass rate, so latency gets a wide tolerance.
+WIDE = ("--max-slowdown", "3")
+
+
+def test_the_runs_are_in_the_lake_with_their_manifest(lake: dict[str, Any]) -> None:
+    with open_lake(lake["root"]) as gw:
+        rows = gw.query("SELECT run_id, trials, passed FROM suite_runs ORDER BY passed").rows
+        attrs = gw.query("SELECT json_extract_string(attributes, '$.\"bench.suite.manifest.agent_command_sha256\"') "
+                         "FROM spans WHERE name = 'suite gated'").rows
+    assert sorted(r[1:] for r in rows) == [(60, 30), (60, 60), (60, 60)]
+    assert len({a[0] for a in attrs}) == 2 and all(len(a[0]) == 64 for a in attrs)
+
+
+def test_a_run_as_good_as_its_baseline_passes_the_gate(lake: dict[str, Any]) -> None:
+    done = gate(lake, "--suite-runs", lake["base"], lake["same"], *WIDE)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "60/60 = 100.0%" in done.stdout and "no significant change" in done.stdout
+    assert "same manifest" in done.stdout or "differs: agent command" not in done.stdout
+    assert "result: no regression" in done.stdout
+
+
+def test_a_run_that_fails_half_the_cases_fails_the_gate_and_names_what_differs(lake: dict[str, Any]) -> None:
+    done = gate(lake, "--suite-runs", lake["base"], lake["worse"], "--max-drop", "0.05", *WIDE)
+    assert done.returncode == 1, done.stdout + done.stderr
+    out = done.stdout
+    line = next(x for x in out.splitlines() if x.startswith("pass rate"))
+    assert "60/60 = 100.0%" in line and "30/60 = 50.0%" in line and "-50.0 pts" in line and "REGRESSION" in line
+    assert "Fisher p = " in line
+    assert "differs: agent command sha256 " in out and "…" in out
+    assert "differs: server.address 127.0.0.1:8001 → 127.0.0.1:8002" in out
+    assert "result: REGRESSION (exit 1)" in out
+
+
+def test_json_for_ci_and_a_tolerance_wide_enough_passes(lake: dict[str, Any]) -> None:
+    done = gate(lake, "--suite-runs", lake["base"], lake["worse"], "--max-drop", "0.9", "--json", *WIDE)
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    rate = next(m for m in report["metrics"] if m["metric"] == "pass rate")
+    assert rate["verdict"] == "worse" and rate["difference"]["estimate"] == pytest.approx(-0.5)
+    assert rate["difference"]["high"] < 0 and rate["p_value"] < 1e-6
+    assert report["regression"] is False
+    assert {d["key"] for d in report["differs"]} >= {"agent command sha256", "server.address"}
+
+
+def test_an_agents_two_time_windows_compared_from_its_telemetry(lake: dict[str, Any]) -> None:
+    split = lake["split"].isoformat()
+    done = gate(lake, "--agent", "helper", "--baseline", f"2000-01-01..{split}", "--candidate", f"{split}..2100-01-01")
+    assert done.returncode == 1, done.stdout + done.stderr
+    out = done.stdout
+    rate = next(x for x in out.splitlines() if x.startswith("runs without error"))
+    assert "40/40 = 100.0%" in rate and "30/40 = 75.0%" in rate and "REGRESSION" in rate
+    latency = next(x for x in out.splitlines() if x.startswith("latency median"))
+    assert "better" in latency  # 100 s → 1 s
+    assert "differs: models smollm2 (openai) → gpt-4o (openai)" in out
+
+
+@pytest.mark.parametrize("args", [
+    ("--suite-runs", "nope", "nada"),        # unknown runs
+    ("--suite-runs", "a"),                   # one run
+    ("--agent", "x"),                        # windows missing
+    ("--agent", "helper", "--baseline", "2001-01-01..2000-01-01", "--candidate", "2000-01-01..2001-01-01"),
+    ("--agent", "nobody", "--baseline", "2000-01-01..2001-01-01", "--candidate", "2001-01-01..2002-01-01"),
+    ("--agent", "x", "--baseline", "yesterday", "--candidate", "2000-01-01..2001-01-01"),
+    ("--suite-runs", "a", "b", "--confidence", "1.5"),
+])
+def test_usage_errors_exit_2(lake: dict[str, Any], args: tuple[str, ...], capsys: pytest.CaptureFixture[str],
+                            monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in ("GRPC_VERBOSITY", "PYDANTIC_DISABLE_PLUGINS", "OTELBENCH_DEFAULTED"):  # what main() sets
+        value = os.environ.get(key)
+        monkeypatch.setenv(key, value or "")  # teardown puts back what was there (or nothing)
+        if value is None:
+            monkeypatch.delenv(key)
+    try:
+        code = main(["gate", "--lake", str(lake["root"]), *args])
+    except SystemExit as exc:  # argparse's own errors
+        code = exc.code
+    assert code == 2
+    assert "error" in capsys.readouterr().err
