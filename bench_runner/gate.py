@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from otelbench.bench_runner import gate_stats as gs
-from otelbench.storage.duckdb import Gateway
+from otelbench.storage.duckdb import Gateway, open_lake
 from otelbench.storage.queries import gate as q
 
 MANIFEST_PREFIX = "bench.suite.manifest."
@@ -202,6 +203,39 @@ def suite_run_side(gw: Gateway, run_id: str) -> Side:
     if not any(k.startswith(MANIFEST_PREFIX) for k in attrs):
         side.manifest["agent command"] = run["agent_command"] or ""  # a run recorded without its manifest
     return side
+
+
+def read_sides(lake: str, *, suite_runs: Sequence[str] | None = None, bench: Sequence[str] | None = None,
+               agent: str | None = None, windows: Sequence[tuple[dt.datetime, dt.datetime] | None] = (None, None),
+               wait_s: float = 0.0) -> tuple[Side, Side]:
+    """The baseline and the candidate: two suite runs, two bench results, or an agent's two windows."""
+    if suite_runs:
+        return suite_run_sides(lake, suite_runs[0], suite_runs[1], wait_s)
+    with open_lake(lake) as gw:
+        if bench:
+            return bench_side(gw, bench[0]), bench_side(gw, bench[1])
+        if agent is None or None in windows:
+            raise GateError("give two suite runs, two bench results, or an agent and two windows")
+        (b0, b1), (c0, c1) = windows  # type: ignore[misc]
+        return agent_window_side(gw, agent, b0, b1), agent_window_side(gw, agent, c0, c1)
+
+
+def suite_run_sides(lake: str, base: str, cand: str, wait_s: float = 0.0,
+                    clock: Callable[[], float] = time.monotonic) -> tuple[Side, Side]:
+    """Both suite runs, read again (every half second, up to ``wait_s``) while either is
+    missing or incomplete: ``otelbench suite run`` returns once the collector holds its
+    spans, and the collector writes them to the lake up to a flush interval later."""
+    deadline = clock() + wait_s
+    while True:
+        try:
+            with open_lake(lake) as gw:
+                sides = suite_run_side(gw, base), suite_run_side(gw, cand)
+            if not any("incomplete" in n for s in sides for n in s.notes) or clock() >= deadline:
+                return sides
+        except GateError:
+            if clock() >= deadline:
+                raise
+        time.sleep(0.5)
 
 
 def bench_side(gw: Gateway, trace_id: str) -> Side:

@@ -44,6 +44,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="the bootstrap's seed (default: %(default)s)")
     p.add_argument("--allow-version-change", action="store_true",
                    help="compare results of two different suite versions anyway")
+    p.add_argument("--wait", type=positive, default=15, metavar="SECONDS",
+                   help="suite runs: read again while one is missing or incomplete, up to this long (its last "
+                        "spans reach the lake up to a flush interval after `suite run` returns; default: %(default)s)")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.set_defaults(func=main)
 
@@ -86,7 +89,7 @@ def _time(text: str) -> dt.datetime:
 
 def main(args: argparse.Namespace) -> int:
     from otelbench.bench_runner import gate
-    from otelbench.storage.duckdb import QueryError, open_lake
+    from otelbench.storage.duckdb import QueryError
 
     if args.agent and (args.baseline is None or args.candidate is None):
         print("otelbench gate: error: --agent needs --baseline START..END and --candidate START..END", file=sys.stderr)
@@ -103,13 +106,8 @@ def main(args: argparse.Namespace) -> int:
                           max_cost_increase=args.max_cost_increase, latency_statistic=args.latency_statistic,
                           confidence=confidence, resamples=args.resamples, seed=args.seed)
     try:
-        with open_lake(args.lake) as gw:
-            if args.suite_runs:
-                base, cand = (gate.suite_run_side(gw, r) for r in args.suite_runs)
-            elif args.bench:
-                base, cand = (gate.bench_side(gw, t) for t in args.bench)
-            else:
-                base, cand = (gate.agent_window_side(gw, args.agent, *w) for w in (args.baseline, args.candidate))
+        base, cand = gate.read_sides(args.lake, suite_runs=args.suite_runs, bench=args.bench, agent=args.agent,
+                                     windows=(args.baseline, args.candidate), wait_s=args.wait)
         report = gate.compare(base, cand, tol, allow_version_change=args.allow_version_change)
     except (gate.GateError, QueryError, ValueError) as exc:
         print(f"otelbench gate: error: {exc}", file=sys.stderr)

@@ -92,7 +92,7 @@ def test_a_run_as_good_as_its_baseline_passes_the_gate(lake: dict[str, Any]) -> 
     done = gate(lake, "--suite-runs", lake["base"], lake["same"], *WIDE)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "60/60 = 100.0%" in done.stdout and "no significant change" in done.stdout
-    assert "same manifest" in done.stdout or "differs: agent command" not in done.stdout
+    assert "same manifest" in done.stdout
     assert "result: no regression" in done.stdout
 
 
@@ -153,3 +153,35 @@ def test_usage_errors_exit_2(lake: dict[str, Any], args: tuple[str, ...], capsys
         code = exc.code
     assert code == 2
     assert "error" in capsys.readouterr().err
+
+
+def test_a_bench_result_compared_with_itself_passes_and_shows_its_tests(quick_bench) -> None:  # noqa: ANN001
+    # one `otelbench bench --quick` of the embedded model (tests/model_fixture.py, shared)
+    proc, _, tmp = quick_bench
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    with open_lake(tmp / "lake") as gw:
+        (trace_id,), = gw.query("SELECT trace_id FROM bench_results").rows
+        (passed, total), = gw.query("SELECT tests_passed, tests_total FROM bench_results").rows
+    done = gate({"root": tmp / "lake"}, "--bench", trace_id, trace_id, "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    rows = {m["metric"]: m for m in report["metrics"]}
+    assert rows["tests passed"]["baseline"].startswith(f"{passed}/{total} ")
+    assert rows["tests passed"]["verdict"] == "no significant change"
+    assert rows["latency median"]["verdict"] == "no significant change"
+    assert report["differs"] == [] and report["baseline"]["manifest"]["quantization"] == "Q4_1"
+
+
+def test_the_manifest_hashes_the_command_and_model_file_and_keeps_no_credentials(tmp_path: Path) -> None:
+    import hashlib
+
+    from otelbench.bench_runner.suite_run import manifest
+
+    model = tmp_path / "tiny.gguf"
+    model.write_bytes(b"GGUF" + bytes(range(256)) * 100)
+    got = manifest("python -m agent", {"OPENAI_BASE_URL": "http://user:secret@10.0.0.7:8080/v1?key=k"}, model)
+    assert got["agent_command_sha256"] == hashlib.sha256(b"python -m agent").hexdigest()
+    assert got["model_file"] == "tiny.gguf" and got["model_file_sha256"] == hashlib.sha256(model.read_bytes()).hexdigest()
+    assert got["server.address"] == "10.0.0.7:8080" and "secret" not in json.dumps(got)
+    assert got["hardware.ram_bytes"] > 0 and got["otelbench_version"] and got["python_version"]
+    assert "server.address" not in manifest("x", {}) and "model_file" not in manifest("x", {})
