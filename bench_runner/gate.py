@@ -13,8 +13,8 @@ compared with its interval (bench_runner/gate_stats.py):
   difference.
 
 A metric is a **regression** only when its whole interval lies beyond the tolerance on the
-worse side (for the pass rate, Fisher's p is also below 1 − confidence): at 95 % that is a
-one-sided test at 2.5 %. What each side ran on (its manifest) is compared and every
+worse side (for the pass rate, Fisher's p is also below 1 − confidence): at 95 % about a
+one-sided test at 2.5 % (docs/gate.md has the simulated false-alarm rates). What each side ran on (its manifest) is compared and every
 difference named; results of two suite versions are not compared unless asked.
 """
 
@@ -100,11 +100,14 @@ class Report:
         return any(r.verdict == "regression" for r in self.rows)
 
     def to_dict(self) -> dict[str, Any]:
-        side = lambda s: {"label": s.label, "version": s.version, "manifest": s.manifest, "notes": s.notes}  # noqa: E731
-        return {"baseline": side(self.baseline), "candidate": side(self.candidate),
+        return {"baseline": _side_dict(self.baseline), "candidate": _side_dict(self.candidate),
                 "tolerances": asdict(self.tolerances), "metrics": [r.to_dict() for r in self.rows],
                 "differs": [{"key": k, "baseline": a, "candidate": b} for k, a, b in self.differs],
                 "regression": self.regression}
+
+
+def _side_dict(s: Side) -> dict[str, Any]:
+    return {"label": s.label, "version": s.version, "manifest": s.manifest, "notes": s.notes}
 
 
 # -- comparing -------------------------------------------------------------------------
@@ -160,7 +163,7 @@ def _bootstrap_row(name: str, a: Sequence[float], b: Sequence[float], tol: Toler
             beyond.append(d.low > max_added)
         worse, better = d.low > 0, d.high < 0
     else:  # worse is lower
-        limits.append(f"−{max_added:g}")
+        limits.append(f"a drop of {max_added:g}")
         beyond = [d.high < -(max_added or 0.0)]
         worse, better = d.high < 0, d.low > 0
     regression = worse and bool(beyond) and all(beyond)
@@ -312,7 +315,7 @@ def _num(value: float, unit: str, signed: bool = False) -> str:
     if unit == "ms":
         return f"{value:{sign},.0f} ms"
     if unit == "USD":
-        return f"${value:{sign}.4g}" if not signed or value < 0 else f"+${value:.4g}"
+        return ("-" if value < 0 else sign) + f"${abs(value):.4g}"
     return f"{value:{sign}.3f}"
 
 

@@ -66,8 +66,9 @@ def newcombe_difference(x1: int, n1: int, x2: int, n2: int, confidence: float = 
     l1, u1 = wilson(x1, n1, confidence)
     l2, u2 = wilson(x2, n2, confidence)
     d = p1 - p2
-    return Interval(d, d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2),
-                    d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2), confidence)
+    low = d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)
+    high = d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
+    return Interval(d, max(-1.0, low), min(1.0, high), confidence)  # rounding can pass ±1 by an ulp
 
 
 def fisher_exact(x1: int, n1: int, x2: int, n2: int, alternative: Alternative = "two-sided") -> float:
