@@ -142,7 +142,8 @@ def pass_rate_row(base: Side, cand: Side, tol: Tolerances) -> Row:
         verdict = "regression"
     else:
         verdict = "worse" if diff.high < 0 else "better" if diff.low > 0 else "no significant change"
-    return Row(name, _count(base), _count(cand), diff, None, "Newcombe hybrid score; Fisher exact, one-sided", p,
+    return Row(name, _count(base), _count(cand), diff, None, "Newcombe's hybrid score interval, Fisher's exact test "
+               "(one-sided)", p,
                f"a drop of at most {tol.max_drop * 100:g} points", verdict, "proportion")
 
 
@@ -322,38 +323,49 @@ def _num(value: float, unit: str, signed: bool = False) -> str:
 # -- printing --------------------------------------------------------------------------
 
 
-def render(report: Report) -> str:
-    """The comparison as text: one line per metric, the manifest's differences, notes."""
+def render(report: Report, width: int = 80) -> str:
+    """The comparison as text at most ``width`` wide (bench_runner/tables.py: nothing cut,
+    columns that do not fit go on to a second table): a row per metric, then what differs
+    between the two sides' manifests, notes, the tests used and the result."""
+    import io
+
+    from rich.console import Console
+
+    from otelbench.bench_runner.tables import Column, fitting_tables
+
     conf = f"{report.tolerances.confidence * 100:g} %"
-    out = [f"baseline:  {report.baseline.label}", f"candidate: {report.candidate.label}",
-           f"differences are candidate − baseline, with {conf} intervals", ""]
-    for r in report.rows:
-        if r.difference is None:
-            out.append(f"{r.metric:<20} {r.baseline:<22} {r.candidate:<22} not compared")
-            continue
-        if r.unit == "proportion":
-            d = r.difference
-            diff = f"{d.estimate * 100:+.1f} pts [{d.low * 100:+.1f}, {d.high * 100:+.1f}]"
-            extra = f"Fisher p = {r.p_value:.3g}"
-        else:
-            d = r.difference
-            diff = f"{_num(d.estimate, r.unit, True)} [{_num(d.low, r.unit, True)}, {_num(d.high, r.unit, True)}]"
-            extra = f"×{r.ratio.estimate:.2f} [{r.ratio.low:.2f}, {r.ratio.high:.2f}]" if r.ratio else ""
-        verdict = r.verdict.upper() if r.verdict == "regression" else r.verdict
-        out.append(f"{r.metric:<20} {r.baseline:<22} {r.candidate:<22} {diff:<34} {extra:<24} "
-                   f"{verdict} (tolerance: {r.tolerance})")
-    out.append("")
-    for key, a, b in report.differs:
-        out.append(f"differs: {key} {_short(a)} → {_short(b)}")
-    if not report.differs:
-        out.append("same manifest: nothing recorded differs between the two sides")
-    for note in report.baseline.notes + report.candidate.notes:
-        out.append(f"note: {note}")
-    tests = sorted({r.test for r in report.rows if r.test})
-    out.append("tests: " + "; ".join(tests))
-    out.append("result: REGRESSION (exit 1)" if report.regression else "result: no regression beyond the tolerances "
-               "(exit 0)")
-    return "\n".join(out) + "\n"
+    columns = [Column("metric"), Column("verdict"), Column(f"difference [{conf}]", right=True),
+               Column("ratio or p", right=True), Column("baseline", right=True), Column("candidate", right=True),
+               Column("tolerance", wrap=True)]
+    rows = [[r.metric, r.verdict.upper() if r.verdict == "regression" else r.verdict, *_cells(r), r.baseline,
+             r.candidate, r.tolerance] for r in report.rows]
+    console = Console(file=io.StringIO(), width=width, record=True, color_system=None)
+    console.print(f"baseline:  {report.baseline.label}", highlight=False, markup=False)
+    console.print(f"candidate: {report.candidate.label}", highlight=False, markup=False)
+    console.print("differences: candidate − baseline", highlight=False, markup=False)
+    for part in fitting_tables(columns, rows, width):
+        console.print(part)
+    lines = [f"differs: {key} {_short(a)} → {_short(b)}" for key, a, b in report.differs] or [
+        "same manifest: nothing recorded differs between the two sides"]
+    lines += [f"note: {note}" for note in report.baseline.notes + report.candidate.notes]
+    lines += [f"{r.metric}: {r.test}" for r in report.rows if r.test]
+    lines.append("result: REGRESSION (exit 1)" if report.regression
+                 else "result: no regression beyond the tolerances (exit 0)")
+    for line in lines:
+        console.print(line, highlight=False, markup=False)
+    return console.export_text()
+
+
+def _cells(r: Row) -> list[str]:
+    """The difference with its interval, and the ratio (or Fisher's p) with its."""
+    d = r.difference
+    if d is None:
+        return ["not compared", ""]
+    if r.unit == "proportion":
+        return [f"{d.estimate * 100:+.1f} pts [{d.low * 100:+.1f}, {d.high * 100:+.1f}]",
+                f"Fisher p = {r.p_value:.3g}"]
+    ratio = f"×{r.ratio.estimate:.2f} [{r.ratio.low:.2f}, {r.ratio.high:.2f}]" if r.ratio else ""
+    return [f"{_num(d.estimate, r.unit, True)} [{_num(d.low, r.unit, True)}, {_num(d.high, r.unit, True)}]", ratio]
 
 
 def _short(value: str) -> str:

@@ -115,5 +115,7 @@ def main(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, default=str))
     else:
-        sys.stdout.write(gate.render(report))
+        from rich.console import Console
+
+        sys.stdout.write(gate.render(report, Console().width))  # the terminal's, else $COLUMNS, else 80
     return 1 if report.regression else 0

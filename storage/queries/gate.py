@@ -3,6 +3,7 @@ two suite runs, the tests and speed requests of two bench results, or an agent's
 two time windows — one row per trial, so the gate can count and resample them — and what
 each side ran on (its manifest).
 
+Trials come in a fixed order, so a seeded bootstrap resamples the same values each time.
 Every statement takes bound parameters (``$run_id``, ``$trace_id``, ``$agent``,
 ``$start``, ``$end``); the gate reads the lake whole, as ``otelbench sql`` does.
 """
@@ -18,8 +19,9 @@ SUITE_RUN = """SELECT run_id, suite, suite_version, agent, agent_command, start_
 FROM suite_runs WHERE run_id = $run_id"""
 
 # One row per case × repeat: the verdict, the case's duration and the agent's cost.
-SUITE_TRIALS = """SELECT case_id, repeat, verdict, duration_ms, cost_usd
-FROM suite_cases WHERE run_id = $run_id"""
+SUITE_TRIALS = """SELECT case_id, repeat, span_id, verdict, duration_ms, cost_usd
+FROM suite_cases WHERE run_id = $run_id
+ORDER BY case_id, repeat, span_id"""
 
 # The run's root span's attributes (its settings and manifest: ``bench.suite.*``).
 SUITE_ROOT = f"""SELECT s.attributes FROM spans AS s
@@ -46,13 +48,15 @@ BENCH_TESTS = """SELECT test, verdict FROM bench_tests WHERE trace_id = $trace_i
 BENCH_LATENCIES = f"""SELECT {bench_attr('bench.e2e_ms', 'DOUBLE')} AS e2e_ms
 FROM spans AS s
 WHERE s.trace_id = $trace_id AND s.span_type = 'llm' AND {bench_attr('bench.case')} = $case
-  AND {bench_attr('bench.e2e_ms', 'DOUBLE')} IS NOT NULL AND s.status_code IS DISTINCT FROM 'error'"""
+  AND {bench_attr('bench.e2e_ms', 'DOUBLE')} IS NOT NULL AND s.status_code IS DISTINCT FROM 'error'
+ORDER BY s.start_time, s.span_id"""
 
 # -- an agent's runs in a time window -------------------------------------------------
 
 AGENT_RUNS = """SELECT trace_id, status, duration_ms, cost_usd, eval_score
 FROM agent_runs
-WHERE agent = $agent AND start_time >= $start AND start_time < $end"""
+WHERE agent = $agent AND start_time >= $start AND start_time < $end
+ORDER BY start_time, trace_id"""
 
 AGENT_MODELS = """SELECT DISTINCT coalesce(l.response_model, l.request_model) AS model, l.provider
 FROM llm_calls AS l

@@ -69,9 +69,10 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {"root": tmp / "lake", **runs}
 
 
-def gate(lake: dict[str, Any], *args: str) -> subprocess.CompletedProcess[str]:
+def gate(lake: dict[str, Any], *args: str, columns: int = 80) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "otelbench", "gate", "--lake", str(lake["root"]), *args],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+                          capture_output=True, text=True, cwd=ROOT, timeout=120,
+                          env={**os.environ, "COLUMNS": str(columns)})
 
 
 # The machine is shared: two runs' latencies can differ by real load, which the gate would
@@ -97,15 +98,27 @@ def test_a_run_as_good_as_its_baseline_passes_the_gate(lake: dict[str, Any]) -> 
 
 
 def test_a_run_that_fails_half_the_cases_fails_the_gate_and_names_what_differs(lake: dict[str, Any]) -> None:
-    done = gate(lake, "--suite-runs", lake["base"], lake["worse"], "--max-drop", "0.05", *WIDE)
+    done = gate(lake, "--suite-runs", lake["base"], lake["worse"], "--max-drop", "0.05", *WIDE, columns=200)
     assert done.returncode == 1, done.stdout + done.stderr
     out = done.stdout
-    line = next(x for x in out.splitlines() if x.startswith("pass rate"))
+    line = next(x for x in out.splitlines() if x.startswith("│ pass rate "))  # a row of the table
     assert "60/60 = 100.0%" in line and "30/60 = 50.0%" in line and "-50.0 pts" in line and "REGRESSION" in line
     assert "Fisher p = " in line
     assert "differs: agent command sha256 " in out and "…" in out
     assert "differs: server.address 127.0.0.1:8001 → 127.0.0.1:8002" in out
     assert "result: REGRESSION (exit 1)" in out
+
+
+@pytest.mark.parametrize("width", [80, 200])
+def test_the_report_fits_the_terminal_and_cuts_nothing(lake: dict[str, Any], width: int) -> None:
+    done = gate(lake, "--suite-runs", lake["base"], lake["worse"], *WIDE, columns=width)
+    lines = done.stdout.splitlines()
+    assert all(len(line.rstrip()) <= width for line in lines), done.stdout
+    for whole in ("30/60 = 50.0%", "-50.0 pts [-62.3, -36.3]", "a drop of at most 5 points", "REGRESSION",
+                  "latency median: bootstrap of the median, 2000 resamples, seed 0"):
+        assert whole in done.stdout
+    tables = sum(line.startswith("┏") for line in lines)
+    assert tables == (1 if width == 200 else 3)  # what does not fit goes on to "(more columns)"
 
 
 def test_json_for_ci_and_a_tolerance_wide_enough_passes(lake: dict[str, Any]) -> None:
@@ -117,16 +130,19 @@ def test_json_for_ci_and_a_tolerance_wide_enough_passes(lake: dict[str, Any]) ->
     assert rate["difference"]["high"] < 0 and rate["p_value"] < 1e-6
     assert report["regression"] is False
     assert {d["key"] for d in report["differs"]} >= {"agent command sha256", "server.address"}
+    again = gate(lake, "--suite-runs", lake["base"], lake["worse"], "--max-drop", "0.9", "--json", *WIDE)
+    assert json.loads(again.stdout) == report  # the bootstrap's seed and the trials' order fix every interval
 
 
 def test_an_agents_two_time_windows_compared_from_its_telemetry(lake: dict[str, Any]) -> None:
     split = lake["split"].isoformat()
-    done = gate(lake, "--agent", "helper", "--baseline", f"2000-01-01..{split}", "--candidate", f"{split}..2100-01-01")
+    done = gate(lake, "--agent", "helper", "--baseline", f"2000-01-01..{split}", "--candidate", f"{split}..2100-01-01",
+                columns=200)
     assert done.returncode == 1, done.stdout + done.stderr
     out = done.stdout
-    rate = next(x for x in out.splitlines() if x.startswith("runs without error"))
+    rate = next(x for x in out.splitlines() if x.startswith("│ runs without error "))
     assert "40/40 = 100.0%" in rate and "30/40 = 75.0%" in rate and "REGRESSION" in rate
-    latency = next(x for x in out.splitlines() if x.startswith("latency median"))
+    latency = next(x for x in out.splitlines() if x.startswith("│ latency median "))
     assert "better" in latency  # 100 s → 1 s
     assert "differs: models smollm2 (openai) → gpt-4o (openai)" in out
 
