@@ -201,3 +201,18 @@ def test_the_manifest_hashes_the_command_and_model_file_and_keeps_no_credentials
     assert got["server.address"] == "10.0.0.7:8080" and "secret" not in json.dumps(got)
     assert got["hardware.ram_bytes"] > 0 and got["otelbench_version"] and got["python_version"]
     assert "server.address" not in manifest("x", {}) and "model_file" not in manifest("x", {})
+
+
+def test_a_run_that_never_arrives_is_waited_for_then_named(lake: dict[str, Any]) -> None:
+    import time
+
+    from otelbench.bench_runner.gate import GateError, suite_run_sides
+
+    started = time.monotonic()
+    with pytest.raises(GateError, match="no suite run 'late'"):
+        suite_run_sides(str(lake["root"]), lake["base"], "late", wait_s=1.0)
+    assert time.monotonic() - started >= 1.0  # read again until --wait ran out
+    started = time.monotonic()
+    base, same = suite_run_sides(str(lake["root"]), lake["base"], lake["same"], wait_s=60)
+    assert (base.passed, same.passed) == (60, 60) and not base.notes
+    assert time.monotonic() - started < 30  # both complete: no waiting for the 60 s
