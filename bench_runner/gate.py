@@ -14,8 +14,9 @@ compared with its interval (bench_runner/gate_stats.py):
 
 A metric is a **regression** only when its whole interval lies beyond the tolerance on the
 worse side (for the pass rate, Fisher's p is also below 1 − confidence): at 95 % about a
-one-sided test at 2.5 % (docs/gate.md has the simulated false-alarm rates). What each side ran on (its manifest) is compared and every
-difference named; results of two suite versions are not compared unless asked.
+one-sided test at 2.5 % (docs/gate.md has the simulated false-alarm rates). What each side
+ran on (its manifest) is compared and every difference named; results of two suite
+versions are not compared unless asked.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class Side:
     scores: list[float] = field(default_factory=list)
     manifest: dict[str, str] = field(default_factory=dict)
     version: str | None = None  # results of two versions are not comparable
+    complete: bool = True  # False: a suite run whose trials or root span have not all arrived
     notes: list[str] = field(default_factory=list)
 
 
@@ -193,6 +195,7 @@ def suite_run_side(gw: Gateway, run_id: str) -> Side:
         if t["cost_usd"] is not None:
             side.cost_usd.append(float(t["cost_usd"]))
     if run["status"] != "complete":
+        side.complete = False
         side.notes.append(f"{side.label} is incomplete ({run['trials']} trials arrived)")
     if run["partial"]:
         side.notes.append(f"{side.label} ran only some of the suite's cases (--cases)")
@@ -234,7 +237,7 @@ def suite_run_sides(lake: str, base: str, cand: str, wait_s: float = 0.0,
         try:
             with open_lake(lake) as gw:
                 sides = suite_run_side(gw, base), suite_run_side(gw, cand)
-            if not any("incomplete" in n for s in sides for n in s.notes) or clock() >= deadline:
+            if all(s.complete for s in sides) or clock() >= deadline:
                 return sides
         except GateError:
             if clock() >= deadline:
