@@ -14,6 +14,7 @@ docs/suites.md has the contract an agent sees.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -249,6 +250,11 @@ class SuiteRun:
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
 
+    @functools.cached_property
+    def manifest(self) -> dict[str, Any]:
+        """What this run runs on (``manifest``), read once: the model file is hashed once."""
+        return manifest(self.command, self.env, self.model_file)
+
     @property
     def repeats_each(self) -> int:
         """Repeats per case: ``repeats``, else the suite's own."""
@@ -264,7 +270,7 @@ class SuiteRun:
         settings = {"repeats": self.repeats_each, "concurrency": self.concurrency,
                     "cases": len(self.suite.spec.cases), "time_limit_s": self.suite.spec.time_limit_s,
                     "cases_in_suite": self.cases_in_suite or len(self.suite.spec.cases),
-                    **{f"manifest.{k}": v for k, v in manifest(self.command, self.env, self.model_file).items()}}
+                    **{f"manifest.{k}": v for k, v in self.manifest.items()}}
         with spans.suite_run(self.suite, self.run_id, self.command, self.agent, settings) as run_span:
             run_context = run_span.get_span_context()
 
@@ -337,5 +343,5 @@ def evidence(run: SuiteRun, trials: list[Trial]) -> dict[str, Any]:
     """The run as JSON: settings, summary and every trial (kept beside the spans)."""
     return {"suite": run.suite.spec.name, "suite_version": run.suite.version, "run_id": run.run_id,
             "agent": run.agent, "agent_command": run.command,
-            "repeats": run.repeats_each, "concurrency": run.concurrency,
+            "repeats": run.repeats_each, "concurrency": run.concurrency, "manifest": run.manifest,
             "summary": summary(trials), "trials": [asdict(t) for t in trials]}
