@@ -46,7 +46,7 @@ WHERE agent IS NOT NULL AND NOT list_contains($private_agents, agent)
   AND ($model IS NULL OR list_contains(models, $model))
   AND (len($words) = 0 OR (NOT list_contains($hidden_agents, agent)
        AND NOT list_contains($hidden_owners, coalesce(owner, ''))
-       AND list_bool_and(list_transform($words, w -> contains(lower(coalesce(input_preview, '')), w)
+       AND list_bool_and(list_transform($words, lambda w: contains(lower(coalesce(input_preview, '')), w)
                                                    OR contains(lower(coalesce(output_preview, '')), w)))))
 ORDER BY start_time DESC, trace_id
 LIMIT $limit OFFSET $offset"""
