@@ -110,6 +110,12 @@ def test_a_failure_cluster_finds_its_members(site: Site, client: TestClient, lak
                                                    "AND cluster_id = $c", {"c": c["cluster_id"]})}
         assert found(site, agent="courier", cluster=str(c["cluster_id"])) == members and members
     assert client.get("/api/search?cluster=0").status_code == 400  # a cluster is an agent's
+    headers = {"accept": "application/json, text/event-stream"}
+    c = clusters[0]
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "search_runs", "arguments": {"agent": "courier", "cluster": c["cluster_id"]}}}
+    answer = client.post("/mcp", json=body, headers=headers).json()["result"]["structuredContent"]
+    assert {r["trace_id"] for r in answer["runs"]} == found(site, agent="courier", cluster=str(c["cluster_id"]))
 
 
 def test_words_of_a_task_and_of_an_answer_find_their_run(site: Site, lake: dict[str, Any]) -> None:

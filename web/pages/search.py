@@ -50,7 +50,8 @@ def search(site: Site, params: Any) -> dict[str, Any]:
     per_page = _integer(params, "per_page", PER_PAGE, 1, MAX_PER_PAGE)
     if page * per_page > MAX_RESULTS:
         raise BadRequest(f"page: results reach {MAX_RESULTS:,} deep (page × per_page), got {page * per_page:,}")
-    cluster = params.get("cluster") or None
+    cluster = params.get("cluster")
+    cluster = None if cluster in (None, "") else cluster  # 0 is a cluster
     trace_ids = None
     if cluster is not None:
         if agent is None:
