@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import logging
 import subprocess
 import sys
 import threading
@@ -111,7 +112,10 @@ class Site:
         to the system with it; this process stays small)."""
         for module in ROLLUP_MODULES:
             self._run(module, str(self.lake_root))
-        self.index_runs()
+        try:  # the pages read the rollups; only search needs the index (it retries when asked)
+            self.index_runs()
+        except RuntimeError as exc:
+            logging.getLogger(__name__).warning("%s", exc)
 
     def index_runs(self) -> None:
         """Bring the run search index up to the runs rollup (storage/search_index.py)."""
