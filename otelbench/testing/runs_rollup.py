@@ -34,6 +34,25 @@ def write(root: Path, table: pa.Table, version: int) -> None:
     manifest(root, version, base, f"delta-{version}.parquet", f"index-{version}.parquet")
 
 
+def merge(root: Path, table: pa.Table, version: int, agents: set[str]) -> None:
+    """A merge as a fold makes it once the delta is big: new base files for ``agents`` only
+    (their rows of ``table``, every run now), the other agents' files kept, an empty delta."""
+    snap = rollups.current(root)
+    assert snap is not None
+    folder = root.joinpath(*rollups.FOLDER)
+    table = table.cast(rollups.RUNS_SCHEMA).sort_by([("agent", "ascending"), ("start_time", "ascending")])
+    base = {a: os.path.basename(p) for a, p in snap.base.items() if a not in agents}
+    for i, agent in enumerate(sorted(agents)):
+        part = table.filter(pc.equal(table["agent"], agent))
+        if part.num_rows:
+            name = f"base-{version}-{i:04d}.parquet"
+            pq.write_table(part, folder / name, row_group_size=rollups.ROW_GROUP_ROWS, compression="zstd")
+            base[agent] = name
+    pq.write_table(rollups.RUNS_SCHEMA.empty_table(), folder / f"delta-{version}.parquet")
+    pq.write_table(table.select(["trace_id", "agent"]).sort_by("trace_id"), folder / f"index-{version}.parquet")
+    manifest(root, version, base, f"delta-{version}.parquet", f"index-{version}.parquet")
+
+
 def write_delta(root: Path, table: pa.Table, version: int) -> None:
     """``table`` as the delta of version ``version`` over the current base (a fold that did
     not merge); a row with a NULL agent is a tombstone."""

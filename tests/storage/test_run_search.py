@@ -149,6 +149,7 @@ def test_search_equals_a_brute_force_filter_of_the_same_runs(tmp_path_factory, b
 
         # a fold: new runs, some changed (another agent, other words), some gone
         ids = list(rows)
+        before = {t: r["agent"] for t, r in rows.items()}
         moved = changed.draw(st.lists(st.sampled_from(ids), unique=True, max_size=5)) if ids else []
         gone = changed.draw(st.lists(st.sampled_from(ids), unique=True, max_size=3)) if ids else []
         gone = [t for t in gone if t not in moved]
@@ -165,9 +166,19 @@ def test_search_equals_a_brute_force_filter_of_the_same_runs(tmp_path_factory, b
         for qd in qs:
             check(reader, rows, query_of(dict(qd)), hide)
 
-        # the delta merged into new base files (what a fold does once the delta is big)
-        runs_rollup.write(root, table(list(rows.values()), ids=list(rows)), 3)
+        # the delta merged into new base files of the agents it touches, the others' kept
+        # (what a fold does once the delta is big)
+        touched = {r["agent"] for r in later + edits} | {before[t] for t in moved + gone}
+        runs_rollup.merge(root, table(list(rows.values()), ids=list(rows)), 3, touched)
         assert not search_index.update(root, hide).rebuilt
+        for qd in qs:
+            check(reader, rows, query_of(dict(qd)), hide)
+
+        # and a fold after the merge: a new delta over the new base
+        extra = [{**rows[t], "status": "error", "answer": "relapsed whale"} for t in list(rows)[:3]]
+        runs_rollup.write_delta(root, table(extra, ids=list(rows)[:3]), 4)
+        assert not search_index.update(root, hide).rebuilt
+        rows.update(dict(zip(list(rows)[:3], extra)))
         for qd in qs:
             check(reader, rows, query_of(dict(qd)), hide)
     finally:
