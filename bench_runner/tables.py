@@ -1,6 +1,7 @@
 """Reports on a terminal (``bench``, suites, the demo's summary): tables at most a width
 wide in which nothing is cut or left out; columns that do not fit go on to a second table,
-and long text wraps."""
+and long text wraps. ``shorten`` puts text on one line within a limit (the query table of
+``otelbench sql`` cuts its cells with it too)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,12 @@ class Column:
     header: str
     right: bool = False
     wrap: bool = False
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` on one line, at most ``limit`` characters, "…" marking a cut."""
+    one_line = text.replace("\r\n", "\n").replace("\n", "⏎")
+    return one_line if len(one_line) <= limit else one_line[: max(limit - 1, 0)] + "…"
 
 
 def fitting_tables(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int, *, title: str = "",

@@ -35,7 +35,7 @@ import query  # noqa: E402
 from otelbench.storage import conventions, rollups  # noqa: E402
 from otelbench.storage.duckdb import open_lake  # noqa: E402
 from otelbench.storage.lake import Lake  # noqa: E402
-from otelbench.web import doctor  # noqa: E402
+from otelbench.web import doctor_report as doctor  # noqa: E402
 
 RECORDED = Path(__file__).resolve().parent.parent / "tests" / "testdata" / "recorded"
 

@@ -92,7 +92,7 @@ def main() -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, 2 * args.idle + 256)), hard))  # serve inherits it
     with tempfile.TemporaryDirectory() as tmp:
-        from otelbench.collector.runtime import Collector
+        from otelbench.collector.wiring import Collector
         from otelbench.testing.collector import collector_config
 
         collector = Collector(collector_config(Path(tmp))).start()  # the agent's first run, in the lake

@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from otelbench.collector.runtime import Collector  # noqa: E402
+from otelbench.collector.wiring import Collector  # noqa: E402
 from otelbench.testing import attribute_maps as am  # noqa: E402
 from otelbench.testing.collector import collector_config  # noqa: E402
 from otelbench.testing.roundtrip import PROTOCOLS, Target, send_logs, send_spans, span_specs  # noqa: E402

@@ -139,7 +139,7 @@ def scan_params(snap: Any, f: dict[str, Any]) -> dict[str, Any]:
 def freshness(runs: int) -> list[float]:
     """Seconds from a run's acknowledgement by a real collector to its first search hit,
     through the web's own refresher (``Site``, refresh_s 2: fold the rollup, then the index)."""
-    from otelbench.collector.runtime import Collector
+    from otelbench.collector.wiring import Collector
     from otelbench.testing.agent_runs import Run, send_runs
     from otelbench.testing.collector import collector_config
     from otelbench.web.site import Site

@@ -52,7 +52,7 @@ def main() -> int:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--trials", type=int, default=3)
     args = p.parse_args()
-    from otelbench.collector.runtime import Collector
+    from otelbench.collector.wiring import Collector
     from otelbench.testing.collector import collector_config
 
     with tempfile.TemporaryDirectory() as tmp:

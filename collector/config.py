@@ -187,7 +187,7 @@ class Config(Strict):
                     raise ValueError(f"pipeline {signal!r} uses exporter {name!r}, which is not configured")
         return self
 
-    # -- conveniences used by the runtime ------------------------------------
+    # -- conveniences used by the wiring (collector/wiring.py) ------------------------------------
     def signals_to(self, exporter: str) -> frozenset[str]:
         return frozenset(s for s, p in self.service.pipelines.items() if exporter in p.exporters)
 

@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from otelbench.bench_runner.tables import shorten
+
 MAX_CELL = 40  # a text cell longer than this is shortened on a terminal
 _NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT",
             "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL")
@@ -36,12 +38,6 @@ def cell(value: Any, type_name: str = "") -> str:
 
 def is_numeric(type_name: str) -> bool:
     return type_name.split("(", 1)[0] in _NUMERIC
-
-
-def shorten(text: str, limit: int) -> str:
-    """``text`` on one line, at most ``limit`` characters, "…" marking a cut."""
-    one_line = text.replace("\r\n", "\n").replace("\n", "⏎")
-    return one_line if len(one_line) <= limit else one_line[: max(limit - 1, 0)] + "…"
 
 
 @dataclass

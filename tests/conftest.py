@@ -17,7 +17,7 @@ pytest_plugins = ["tests.model_fixture"]
 def make_collector(tmp_path: Path) -> Iterator:
     """Start collectors with config overrides (``clock``: what the keys' quota windows read
     as the time); all are stopped (gracefully) at teardown."""
-    from otelbench.collector.runtime import Collector
+    from otelbench.collector.wiring import Collector
 
     started: list[Collector] = []
 

@@ -41,7 +41,7 @@ def quick_bench(llama_server: LlamaServer,
     """One ``otelbench bench --quick`` of the embedded model, its spans exported to a real
     collector: (the process, its result files, the folder whose ``lake`` holds the spans).
     Minutes on a small CPU, so made once and shared (the CLI's tests, the web's)."""
-    from otelbench.collector.runtime import Collector
+    from otelbench.collector.wiring import Collector
     from otelbench.testing.collector import collector_config
 
     tmp = tmp_path_factory.mktemp("bench")

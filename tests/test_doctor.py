@@ -18,7 +18,7 @@ from otelbench.normalize import conventions as cv
 from otelbench.normalize import coverage
 from otelbench.testing.frameworks import KNOWN_GAPS, load_lake
 from otelbench.storage.duckdb import open_lake
-from otelbench.web import doctor
+from otelbench.web import doctor_report as doctor
 from otelbench.web.doctor_fixes import FIXES, fix
 
 RECORDED = Path(__file__).parent / "testdata" / "recorded"
@@ -239,7 +239,7 @@ def test_otelbench_own_traces_are_not_reported() -> None:
 
     from otelbench.storage.queries.conventions import SCOPE_COUNTS
     from otelbench.storage.queries.views import BENCH_SERVICE, JUDGE_SERVICE
-    from otelbench.web.doctor import report as pure_report
+    from otelbench.web.doctor_report import report as pure_report
 
     def scope(service: str) -> dict[str, Any]:
         return {**dict.fromkeys(SCOPE_COUNTS, 0), "spans": 3, "llm_calls": 3, "agent": service,

@@ -65,7 +65,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
                           "otelbench.web", "otelbench.collector", "otelbench.bench_runner", "otelbench.sdk"),
 }
 
-RECEIVER = tuple(f"otelbench.collector.{m}" for m in ("service", "http_server", "grpc_server", "runtime", "encoding",
+RECEIVER = tuple(f"otelbench.collector.{m}" for m in ("service", "http_server", "grpc_server", "wiring", "encoding",
                                                       "wal", "config"))
 HEAVY = ("polars", "pyarrow", "numpy")
 

@@ -141,7 +141,7 @@ def _judge_and_cluster(lake: Path) -> None:
 @pytest.fixture(scope="module")
 def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from otelbench.bench_runner.spans import BenchSpans
-    from otelbench.collector.runtime import Collector
+    from otelbench.collector.wiring import Collector
     from otelbench.testing.agent_runs import send_runs
     from otelbench.testing.collector import collector_config
 

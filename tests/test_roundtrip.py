@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from otelbench.collector.runtime import Collector
+from otelbench.collector.wiring import Collector
 from otelbench.testing import attribute_maps as am
 from otelbench.testing.collector import collector_config
 from otelbench.testing.roundtrip import (PROTOCOLS, SpanSpec, Target, send_logs, send_raw_spans, send_spans,

@@ -26,12 +26,12 @@ from starlette.routing import Route, WebSocketRoute
 
 from otelbench.storage.privacy import Privacy
 from otelbench.storage.values import json_value
-from otelbench.web import doctor, live, mcp_server
+from otelbench.web import doctor_report, live, mcp_server
 from otelbench.web.access import Access, Denied, key_of
 from otelbench.web.badge import BADGE_METRICS, badge
 from otelbench.web.charts import duration
 from otelbench.web.errors import BadRequest, NotFound
-from otelbench.web.home import Receivers
+from otelbench.web.receivers import Receivers
 from otelbench.web.http import SECURITY_HEADERS, RouteMetrics, SecurityHeaders
 from otelbench.web.pages import agent as agent_page
 from otelbench.web.pages import benchmarks, embeds, models, run
@@ -39,7 +39,7 @@ from otelbench.web.pages import search as search_page
 from otelbench.web.pages import compare as compare_page
 from otelbench.web.pages import home as home_page
 from otelbench.web.pages import leaderboard as leaderboard_page
-from otelbench.web.pages.doctor import doctor as doctor_report
+from otelbench.web.pages.doctor import doctor as doctor_page_data
 from otelbench.web.share import ShareImages
 from otelbench.web.site import WINDOWS, Site
 from otelbench.web.text import message_text, visible
@@ -168,7 +168,7 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
         return search_page.search(site_of(request), request.query_params)
 
     def doctor_data(request: Request) -> dict[str, Any]:
-        return doctor_report(site_of(request), request.query_params)
+        return doctor_page_data(site_of(request), request.query_params)
 
     def benchmarks_data(request: Request) -> dict[str, Any]:
         return benchmarks.benchmarks(site_of(request))
@@ -209,7 +209,7 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
         return page("search.html", data=search_data(request))
 
     def doctor_page(request: Request) -> Response:
-        return page("doctor.html", data=doctor_data(request), labels=doctor.LABELS)
+        return page("doctor.html", data=doctor_data(request), labels=doctor_report.LABELS)
 
     def benchmarks_page(request: Request) -> Response:
         return page("benchmarks.html", data=benchmarks_data(request))

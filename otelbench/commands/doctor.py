@@ -47,7 +47,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from otelbench.storage.duckdb import QueryError, open_lake
     from otelbench.storage.values import json_value
-    from otelbench.web import doctor
+    from otelbench.web import doctor_report as doctor
 
     try:
         with open_lake(args.lake) as gateway:

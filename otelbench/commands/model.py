@@ -5,13 +5,8 @@ OpenAI-compatible API; ``otelbench model fetch``: download a second model for co
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-import threading
 from pathlib import Path
-from types import FrameType
-
-from otelbench.bench_runner.llama_files import build_llama_server, install_embedded_model
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -60,66 +55,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def serve_command(args: argparse.Namespace) -> int:
-    from otelbench.bench_runner.llama_server import EmbeddedModelMissing, LlamaServer, LlamaServerError
+    from otelbench.bench_runner.model_console import serve
 
-    stopping = threading.Event()
-
-    def request_stop(signum: int, frame: FrameType | None) -> None:
-        # SIGTERM behaves like Ctrl-C, so the `with` block stops the server either way;
-        # a second signal while stopping is ignored (stop() has a bounded grace period).
-        if not stopping.is_set():
-            stopping.set()
-            raise KeyboardInterrupt
-
-    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        server = LlamaServer(args.model, host=args.host, port=args.port)
-        names = ", ".join(p.name for p in server.model_paths)
-        print(f"starting {names} on port {server.port} ...", file=sys.stderr, flush=True)
-        with server:
-            print(f"base_url: {server.base_url}")
-            for model_id in server.model_ids:
-                print(f"model:    {model_id}", flush=True)
-            print(
-                f"started in {server.startup_s:.1f}s, log {server.log_path}; Ctrl-C to stop",
-                file=sys.stderr,
-                flush=True,
-            )
-            while server.running:
-                stopping.wait(0.5)
-            print(f"llama.cpp server exited unexpectedly:\n{server.log_tail()}", file=sys.stderr)
-            return 1
-    except KeyboardInterrupt:
-        print("stopped", file=sys.stderr)
-        return 0
-    except (EmbeddedModelMissing, LlamaServerError, ValueError) as exc:
-        print(f"otelbench model serve: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    return serve(args.model, args.host, args.port)
 
 
 def fetch_command(args: argparse.Namespace) -> int:
-    from otelbench.bench_runner.model_fetch import MODELS, FetchError, fetch
+    from otelbench.bench_runner.model_console import fetch
 
-    model = MODELS[args.name]
-    try:
-        path = fetch(model, args.cache_dir, log=lambda message: print(message, file=sys.stderr, flush=True))
-    except FetchError as exc:
-        print(f"otelbench model fetch: {exc}", file=sys.stderr)
-        return 1
-    print(f"{model.source}, {model.size_bytes:,} bytes, sha256 verified", file=sys.stderr)
-    print(path)
-    return 0
+    return fetch(args.name, args.cache_dir)
 
 
 def setup_command(args: argparse.Namespace) -> int:
-    if build_llama_server(args.bin_dir.absolute()) != 0:
-        print("otelbench model setup: building llama-server failed (above)", file=sys.stderr)
-        return 1
-    if install_embedded_model() != 0:
-        print("otelbench model setup: installing the embedded model failed (above)", file=sys.stderr)
-        return 1
-    print(f"llama-server and llama-bench in {args.bin_dir}; the embedded model installed")
-    return 0
+    from otelbench.bench_runner.model_console import setup
+
+    return setup(args.bin_dir)

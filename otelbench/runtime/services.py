@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable
 
-from otelbench.collector.runtime import Collector
+from otelbench.collector.wiring import Collector
 from otelbench.runtime.scheduler import Scheduler
 from otelbench.runtime.web import receivers_of
 from otelbench.storage.process import Child

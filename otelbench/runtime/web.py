@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from otelbench.collector.config import Config
     from otelbench.web.config import Web
-    from otelbench.web.home import Receivers
+    from otelbench.web.receivers import Receivers
 
 # uvicorn's WebSocket settings for the live dashboard: a viewer sends nothing, so 4 KiB a
 # message is plenty; no per-message deflate, which would compress each feed once per viewer
@@ -26,7 +26,7 @@ def keyring_of(config: Config | None) -> Any:
 def receivers_of(config: Config, http_port: int | None = None, grpc_port: int | None = None) -> Receivers:
     """The collector's OTLP endpoints as the home page shows them: the config's, with the
     ports the receivers were bound to when known (``otelbench serve``: a config may say 0)."""
-    from otelbench.web.home import Receivers
+    from otelbench.web.receivers import Receivers
 
     otlp = config.receivers.otlp
     protocols = otlp.protocols if otlp else None

@@ -45,7 +45,7 @@ def collector_config(tmp_path: Path, **overrides: Any) -> Config:
 def lake_of_runs(tmp_path: Path, runs: Sequence[Run]) -> Path:
     """A lake holding ``runs``, written the real way: a collector (config as above) receives
     them from the OTel SDK over OTLP/HTTP and flushes them; returns the lake's folder."""
-    from otelbench.collector.runtime import Collector
+    from otelbench.collector.wiring import Collector
     from otelbench.testing.agent_runs import send_runs
     from otelbench.testing.wait import wait_for
     from otelbench.storage.duckdb import open_lake

@@ -91,7 +91,7 @@ class Endpoints:
 
 
 class Target:
-    """A running collector (``collector.runtime.Collector``) and its lake, as the round
+    """A running collector (``collector.wiring.Collector``) and its lake, as the round
     trip uses them: where to send, how to check, when to compact."""
 
     def __init__(self, collector: Any) -> None:

@@ -22,7 +22,7 @@ MODELS = ("normal", "http500")  # under /by-model the stub runs the script the m
 @pytest.fixture(scope="module")
 def benched(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """``run_model`` for a working and a wholly failing model, spans to a real collector."""
-    from otelbench.collector.runtime import Collector
+    from otelbench.collector.wiring import Collector
     from otelbench.testing.collector import collector_config
 
     tmp = tmp_path_factory.mktemp("bench_spans")

@@ -87,7 +87,7 @@ elif case == "sorted": print("1 2 3")
 
 @pytest.fixture(scope="module")
 def ran(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    from otelbench.collector.runtime import Collector
+    from otelbench.collector.wiring import Collector
     from otelbench.testing.collector import collector_config
 
     tmp = tmp_path_factory.mktemp("suite_run")
@@ -190,14 +190,14 @@ WHOLE = re.compile(r"^  (agent|judge)  |^evidence: |^  otelbench sql ")
 def test_the_printed_report_fits_and_says_what_a_person_needs(ran: dict[str, Any], width: int) -> None:
     from rich.console import Console
 
-    from otelbench.commands.suite import _print_summary
+    from otelbench.bench_runner.suite_console import print_summary
 
     if width == 80:
         text = ran["stderr"]  # what the command printed, in a pipe with COLUMNS=80
     else:
         console = Console(width=width, record=True, file=io.StringIO(), color_system=None)
-        _print_summary(console, ran["record"], 12.0, Path("/tmp/evidence.json"), {"exported": 17, "failures": 0},
-                       "http://127.0.0.1:4318")
+        print_summary(console, ran["record"], 12.0, Path("/tmp/evidence.json"), {"exported": 17, "failures": 0},
+                      "http://127.0.0.1:4318")
         text = console.export_text()
     assert all(len(line) <= width for line in text.splitlines() if not WHOLE.match(line)), text
     flat = " ".join(text.split())

@@ -51,7 +51,7 @@ def qwen_gguf() -> Path:
 
 @pytest.fixture(scope="module")
 def two_models(qwen_gguf: Path, tmp_path_factory: pytest.TempPathFactory) -> TwoModels:
-    from otelbench.collector.runtime import Collector
+    from otelbench.collector.wiring import Collector
     from otelbench.testing.collector import collector_config
 
     tmp = tmp_path_factory.mktemp("two_models")

@@ -13,7 +13,7 @@ import httpx
 import pytest
 import yaml
 
-from otelbench.collector.runtime import Collector
+from otelbench.collector.wiring import Collector
 from otelbench.testing.collector import collector_config
 from otelbench.testing.otlp import agent_request
 from otelbench.testing.wait import wait_for

@@ -220,7 +220,7 @@ def test_backpressure_503_with_retry_after(make_collector):
 
 def test_signal_without_pipeline_is_404(tmp_path):
     from otelbench.collector.config import parse_config
-    from otelbench.collector.runtime import Collector
+    from otelbench.collector.wiring import Collector
 
     cfg = parse_config({
         "receivers": {"otlp": {"protocols": {"http": {"endpoint": "127.0.0.1:0"}}}},

@@ -376,7 +376,7 @@ def test_an_unreachable_upstream_never_fails_ingestion(make_collector, refused_u
 @pytest.fixture
 def upstream_collector(tmp_path: Path) -> Iterator:
     """A second collector, with its own lake and log, that takes only keyed requests."""
-    from otelbench.collector.runtime import Collector
+    from otelbench.collector.wiring import Collector
 
     c = Collector(collector_config(tmp_path / "upstream", auth={"keys": [{"key": "edge-key-123", "owner": "edge"}]}))
     c.start()

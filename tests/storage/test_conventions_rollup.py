@@ -20,14 +20,14 @@ from otelbench.testing.wait import wait_for
 from otelbench.storage import conventions, rollups
 from otelbench.storage.duckdb import open_lake
 from otelbench.storage.lake import Lake
-from otelbench.web import doctor
+from otelbench.web import doctor_report as doctor
 
 RECORDED = Path(__file__).resolve().parents[1] / "testdata" / "recorded"
 
 
 @pytest.fixture(scope="module")
 def collector(tmp_path_factory):
-    from otelbench.collector.runtime import Collector
+    from otelbench.collector.wiring import Collector
     from otelbench.testing.collector import collector_config
 
     c = Collector(collector_config(tmp_path_factory.mktemp("conventions"))).start()

@@ -37,7 +37,7 @@ def _rollup(lake: Path) -> list[tuple]:
 
 @pytest.fixture(scope="module")
 def collector(tmp_path_factory):
-    from otelbench.collector.runtime import Collector
+    from otelbench.collector.wiring import Collector
     from otelbench.testing.collector import collector_config
 
     c = Collector(collector_config(tmp_path_factory.mktemp("rollups"))).start()

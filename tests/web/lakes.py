@@ -26,7 +26,7 @@ def runs_in(root: Path) -> int:
 def collector(tmp: Path, **overrides: Any) -> Iterator[tuple[str, Path]]:
     """A running collector on free ports (``overrides``: of its config, e.g. ``auth``):
     ``(its OTLP/HTTP URL, the lake it writes)``."""
-    from otelbench.collector.runtime import Collector
+    from otelbench.collector.wiring import Collector
     from otelbench.testing.collector import collector_config
 
     running = Collector(collector_config(tmp, **overrides)).start()

@@ -103,7 +103,7 @@ def keys() -> list[dict[str, Any]]:
 def suite_lake(tmp: Path) -> Path:
     """Write the lake under ``tmp`` (the suites, the agent, the collector's lake and WAL);
     returns the lake's root, folded into its rollups."""
-    from otelbench.collector.runtime import Collector
+    from otelbench.collector.wiring import Collector
     from otelbench.testing.collector import collector_config
 
     suites = tmp / "suites"

@@ -15,7 +15,7 @@ from otelbench.testing.wait import wait_for
 from otelbench.storage.privacy import Privacy
 from tests.web.lakes import collector, fold, rows, send
 from otelbench.web.app import create_app
-from otelbench.web.home import DEFAULT_GRPC_ENDPOINT, DEFAULT_HTTP_ENDPOINT, Receivers
+from otelbench.web.receivers import DEFAULT_GRPC_ENDPOINT, DEFAULT_HTTP_ENDPOINT, Receivers
 
 SECRET = "TOP-SECRET-PAYROLL-FIGURES"
 HIDDEN_INPUT = "the-hidden-input-text"

@@ -37,7 +37,7 @@ ODD_NAME = "team/ä.bot%2F"
 def _seed(tmp: Path) -> None:
     """One run of each agent in the lake first: a profile (and its live feed) exists for
     agents the lake knows."""
-    from otelbench.collector.runtime import Collector
+    from otelbench.collector.wiring import Collector
     from otelbench.testing.collector import collector_config
 
     collector = Collector(collector_config(tmp)).start()
@@ -269,7 +269,7 @@ def test_names_with_slashes_dots_and_unicode_have_a_live_feed(served) -> None:
 
 
 def test_otelbench_web_alone_follows_new_lake_files(tmp_path) -> None:
-    from otelbench.collector.runtime import Collector
+    from otelbench.collector.wiring import Collector
     from otelbench.testing.collector import collector_config
 
     collector = Collector(collector_config(tmp_path)).start()

@@ -55,7 +55,7 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """Five model runs: the GGUF model (its id is the file's path, as llama-cpp-python
     names it) fully on this machine and --quick on a second; the hostile, the broken and
     the private model --quick."""
-    from otelbench.collector.runtime import Collector
+    from otelbench.collector.wiring import Collector
     from otelbench.testing.collector import collector_config
 
     tmp = tmp_path_factory.mktemp("web_models")

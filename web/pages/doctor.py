@@ -1,12 +1,12 @@
 """``/doctor`` (and ``/api/doctor``, the MCP tool ``get_instrumentation_report``): what
-each service's instrumentation sends and leaves out, with the fix (web/doctor.py builds
+each service's instrumentation sends and leaves out, with the fix (web/doctor_report.py builds
 the report), as the reader may see it."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from otelbench.web.doctor import DEFAULT_WINDOW, BadWindow, read
+from otelbench.web.doctor_report import DEFAULT_WINDOW, BadWindow, read
 from otelbench.web.errors import BadRequest, NotFound
 from otelbench.web.site import Site
 

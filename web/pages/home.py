@@ -1,12 +1,12 @@
 """``/`` (and ``/api/home``): what this instance holds, how to point an OpenTelemetry SDK
-at its collector (web/home.py), the latest runs and the leaderboard's default tab."""
+at its collector (web/receivers.py), the latest runs and the leaderboard's default tab."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from otelbench.storage.queries import web as q
-from otelbench.web.home import Receivers, sdk_setup
+from otelbench.web.receivers import Receivers, sdk_setup
 from otelbench.web.pages.leaderboard import agent_board
 from otelbench.web.site import Site
 
