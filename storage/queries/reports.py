@@ -11,6 +11,7 @@ FROM agent_runs GROUP BY agent ORDER BY runs DESC"""
 
 LLM_CALLS_OF_TRACE = "SELECT * FROM llm_calls WHERE trace_id = $trace_id ORDER BY start_time"
 AGENT_RUN = "SELECT * FROM agent_runs WHERE trace_id = $trace_id"
+SPANS_OF_TRACE = "SELECT * FROM spans WHERE trace_id = $trace_id"  # benchmarks/trace_lookup.py
 
 # Timed by benchmarks/query.py (figures in docs/performance.md), besides the two above.
 LLM_CALL_MESSAGES_COUNT = "SELECT count(input_messages) FROM llm_calls"
