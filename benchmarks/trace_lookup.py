@@ -10,6 +10,7 @@ files, and times on each, through the gateway, for ``--traces`` never-asked trac
   rollup does not know yet read);
 - a run page's spans and tool calls (``RUN_SPANS``, ``RUN_TOOL_CALLS``: the run's days and
   hours), what a never-seen run page costs beyond the rollup lookup;
+- a run's row when the rollup does not know it yet (``RUN_IN_LAKE``: every file);
 - ``llm_calls GROUP BY agent`` (the aggregate the span_type bucketing serves).
 
 Layouts: ``as-is`` (the lake's files as they are: compaction writes a bloom filter on
@@ -46,6 +47,7 @@ from otelbench.storage.files import write_options  # noqa: E402
 from otelbench.storage.lake import Lake  # noqa: E402
 from otelbench.storage.queries import bind, reports  # noqa: E402
 from otelbench.storage.queries import web as q  # noqa: E402
+from otelbench.storage.queries.tables import table_glob  # noqa: E402
 from otelbench.storage.schema import SPANS  # noqa: E402
 
 LAYOUTS = ("as-is", "no-bloom", "bloom", "sorted-in-group", "clustered-file", "fresh", "fresh-no-bloom")
@@ -142,7 +144,17 @@ def measure(root: Path, traces: list[dict], repeat: int) -> dict[str, str]:
             gw.query(q.RUN_TOOL_CALLS, bind(q.RUN_TOOL_CALLS, params), max_rows=None)
             page.append((time.perf_counter() - t0) * 1e3)
             assert spans, r["trace_id"]
+        fallback = []
+        for r in traces:
+            params = {"trace_id": r["trace_id"], "private_agents": [], "private_owners": [],
+                      "span_files": table_glob(root, "spans"), "log_files": table_glob(root, "logs"),
+                      "evals_files": table_glob(root, "evals")}
+            t0 = time.perf_counter()
+            found = gw.query(q.RUN_IN_LAKE, bind(q.RUN_IN_LAKE, params), max_rows=None).rows
+            fallback.append((time.perf_counter() - t0) * 1e3)
+            assert found, r["trace_id"]
         out["SELECT * FROM spans WHERE trace_id = ?"] = _ms(lookup)
+        out["RUN_IN_LAKE (a run the rollup lacks)"] = _ms(fallback)
         out["RUN_SPANS + RUN_TOOL_CALLS (the run's days)"] = _ms(page)
         gw.query(reports.LLM_CALLS_BY_AGENT, max_rows=None)
         agg = []

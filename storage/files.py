@@ -30,8 +30,8 @@ _NO_DICTIONARY: dict[str, frozenset[str]] = {"spans": frozenset({"span_id"})}
 # A Parquet bloom filter per row group on the trace id: a run page, MCP's get_run and
 # ``WHERE trace_id = ?`` read only the few row groups that hold the trace. Trace ids are
 # random, so a row group's min/max span the whole id range and skip nothing, and clustering
-# by trace would undo the span_type bucketing the aggregates skip by (docs/architecture.md,
-# "The span files' layout"). Sized for as many ids as the row group has rows, at 1 % false
+# by trace would undo the span_type bucketing the aggregates skip by (docs/schema.md,
+# "Layout"). Sized for as many ids as the row group has rows, at 1 % false
 # positives (pyarrow shrinks a filter to the ids it got: ~0.7 bytes a span in all).
 BLOOM_COLUMNS: dict[str, tuple[str, ...]] = {"spans": ("trace_id",), "logs": ("trace_id",)}
 BLOOM_FPP = 0.01

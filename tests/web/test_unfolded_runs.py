@@ -11,8 +11,10 @@ from starlette.testclient import TestClient
 from otelbench.storage import rollups
 from otelbench.storage.privacy import Privacy
 from otelbench.testing.agent_runs import Run, send_runs
-from otelbench.testing.wait import wait_for
+from otelbench.testing.wait import run_async, wait_for
+from otelbench.web import mcp_server
 from otelbench.web.app import create_app
+from otelbench.web.site import Site
 from tests.web.lakes import collector, fold, rows, runs_in, send
 
 PRIVACY = Privacy(private_agents=("payroll",), hide_io_agents=("diary",))
@@ -48,6 +50,11 @@ def test_a_run_the_rollup_does_not_know_yet_is_served_from_the_lake(tmp_path: Pa
         assert hidden["io_hidden"] and hidden["run"]["input"] is None and hidden["run"]["output"] is None
         assert "a secret" not in client.get(f"/runs/{diary}").text
         assert client.get(f"/api/runs/{'0' * 32}").status_code == 404
+        # MCP's get_run reads the same page function
+        server = mcp_server.build(Site(root, PRIVACY, refresh_s=0))
+        got = get_run(server, calc)
+        assert not got.is_error and got.structured_content["spans"] == len(data["spans"])
+        assert get_run(server, payroll).is_error
 
         # once folded in, the rollup's answer is the same
         fold(root)
@@ -55,3 +62,13 @@ def test_a_run_the_rollup_does_not_know_yet_is_served_from_the_lake(tmp_path: Pa
         assert client.get(f"/api/runs/{calc}").json() == data
         assert client.get(f"/api/runs/{diary}").json() == hidden
         assert client.get(f"/api/runs/{payroll}").status_code == 404
+
+
+def get_run(server: object, trace: str) -> object:
+    from mcp import Client
+
+    async def go() -> object:
+        async with Client(server) as client:
+            return await client.call_tool("get_run", {"trace_id": trace})
+
+    return run_async(go)
