@@ -37,6 +37,7 @@ import sys
 import time
 from pathlib import Path
 
+import duckdb
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
@@ -112,10 +113,26 @@ def pick_traces(base: Path, n: int) -> list[dict]:
     return found[:n]
 
 
-def _ms(xs: list[float]) -> str:
-    xs = sorted(xs)
-    p95 = xs[min(len(xs) - 1, int(round(0.95 * (len(xs) - 1))))]
-    return f"median {statistics.median(xs):6.1f}  p95 {p95:6.1f} ms"
+class Clock:
+    """Wall and process CPU time (DuckDB's threads included) of each timed call: on a shared
+    machine the CPU time is the steadier figure."""
+
+    def __init__(self) -> None:
+        self.wall: list[float] = []
+        self.cpu: list[float] = []
+
+    def __call__(self, f, *args, **kw):
+        c0, t0 = time.process_time(), time.perf_counter()
+        out = f(*args, **kw)
+        self.wall.append((time.perf_counter() - t0) * 1e3)
+        self.cpu.append((time.process_time() - c0) * 1e3)
+        return out
+
+    def __str__(self) -> str:
+        xs = sorted(self.wall)
+        p95 = xs[min(len(xs) - 1, int(round(0.95 * (len(xs) - 1))))]
+        return (f"median {statistics.median(xs):6.1f}  p95 {p95:6.1f} ms wall; "
+                f"median {statistics.median(self.cpu):6.1f} ms CPU")
 
 
 def measure(root: Path, traces: list[dict], repeat: int) -> dict[str, str]:
@@ -125,11 +142,9 @@ def measure(root: Path, traces: list[dict], repeat: int) -> dict[str, str]:
     out["span files"] = f"{len(files)}, {sum(p.stat().st_size for p in files) / 1e6:.1f} MB"
     with open_lake(root, memory_limit=None) as gw:
         gw.query(reports.SPANS_OF_TRACE, {"trace_id": "0" * 32})  # binds the views once
-        lookup, page = [], []
+        lookup, page, fallback, agg = Clock(), Clock(), Clock(), Clock()
         for r in traces:
-            t0 = time.perf_counter()
-            rows = gw.query(reports.SPANS_OF_TRACE, {"trace_id": r["trace_id"]}, max_rows=None).rows
-            lookup.append((time.perf_counter() - t0) * 1e3)
+            rows = lookup(gw.query, reports.SPANS_OF_TRACE, {"trace_id": r["trace_id"]}, max_rows=None).rows
             assert rows, r["trace_id"]
         for r in traces:
             margin = dt.timedelta(hours=1)
@@ -139,30 +154,32 @@ def measure(root: Path, traces: list[dict], repeat: int) -> dict[str, str]:
             params = {"trace_id": r["trace_id"], "since": since, "until": until, "private_agents": [],
                       "private_owners": [], "span_files": lake.day_globs("spans", days),
                       "log_files": lake.day_globs("logs", days)}
-            t0 = time.perf_counter()
-            spans = gw.query(q.RUN_SPANS, bind(q.RUN_SPANS, params), max_rows=None).rows
-            gw.query(q.RUN_TOOL_CALLS, bind(q.RUN_TOOL_CALLS, params), max_rows=None)
-            page.append((time.perf_counter() - t0) * 1e3)
+            spans = page(lambda: [gw.query(s, bind(s, params), max_rows=None).rows
+                                  for s in (q.RUN_SPANS, q.RUN_TOOL_CALLS)][0])
             assert spans, r["trace_id"]
-        fallback = []
         for r in traces:
             params = {"trace_id": r["trace_id"], "private_agents": [], "private_owners": [],
                       "span_files": table_glob(root, "spans"), "log_files": table_glob(root, "logs"),
                       "evals_files": table_glob(root, "evals")}
-            t0 = time.perf_counter()
-            found = gw.query(q.RUN_IN_LAKE, bind(q.RUN_IN_LAKE, params), max_rows=None).rows
-            fallback.append((time.perf_counter() - t0) * 1e3)
+            found = fallback(gw.query, q.RUN_IN_LAKE, bind(q.RUN_IN_LAKE, params), max_rows=None).rows
             assert found, r["trace_id"]
-        out["SELECT * FROM spans WHERE trace_id = ?"] = _ms(lookup)
-        out["RUN_IN_LAKE (a run the rollup lacks)"] = _ms(fallback)
-        out["RUN_SPANS + RUN_TOOL_CALLS (the run's days)"] = _ms(page)
+        out["SELECT * FROM spans WHERE trace_id = ?"] = str(lookup)
+        out["RUN_IN_LAKE (a run the rollup lacks)"] = str(fallback)
+        out["RUN_SPANS + RUN_TOOL_CALLS (the run's days)"] = str(page)
         gw.query(reports.LLM_CALLS_BY_AGENT, max_rows=None)
-        agg = []
         for _ in range(repeat):
-            t0 = time.perf_counter()
-            gw.query(reports.LLM_CALLS_BY_AGENT, max_rows=None)
-            agg.append((time.perf_counter() - t0) * 1e3)
-        out["llm_calls GROUP BY agent"] = _ms(agg)
+            agg(gw.query, reports.LLM_CALLS_BY_AGENT, max_rows=None)
+        out["llm_calls GROUP BY agent"] = str(agg)
+    for on in (False, True):  # the footers read per query, or kept by DuckDB
+        con = duckdb.connect()
+        con.execute(reports.FOOTER_CACHE, {"on": on})
+        glob = table_glob(root, "spans")
+        con.execute(reports.SPANS_OF_TRACE_IN_FILES, {"files": glob, "trace_id": "0" * 32}).fetchall()
+        raw = Clock()
+        for r in traces:
+            raw(lambda: con.execute(reports.SPANS_OF_TRACE_IN_FILES, {"files": glob, "trace_id": r["trace_id"]}).fetchall())
+        out[f"read_parquet(every file), footer cache {'on' if on else 'off'}"] = str(raw)
+        con.close()
     return out
 
 
