@@ -194,6 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fpp", type=float, default=0.01, help="bloom: its false-positive rate at --ndv")
     ap.add_argument("--group-rows", type=int, default=16_384, help="clustered-file: rows per row group")
     ap.add_argument("--fresh-rows", type=int, default=10_000, help="fresh: spans per flushed file")
+    ap.add_argument("--alternate", type=int, default=15, help="rounds of the aggregate on the layouts in turn")
     ap.add_argument("--rebuild", action="store_true", help="rebuild the layouts' copies")
     args = ap.parse_args(argv)
     if args.rebuild:
@@ -201,14 +202,36 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     traces = pick_traces(args.lake, args.traces)
     print(f"{len(traces)} traces; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    roots = {}
     for layout in args.layouts.split(","):
         t0 = time.perf_counter()
-        root = make_layout(args.lake, args.out, layout, args.ndv, args.fpp, args.group_rows, args.fresh_rows)
+        roots[layout] = root = make_layout(args.lake, args.out, layout, args.ndv, args.fpp, args.group_rows,
+                                           args.fresh_rows)
         made = time.perf_counter() - t0
         print(f"== {layout} ({root}{f', written in {made:.1f} s' if made > 0.5 else ''})")
         for k, v in measure(root, traces, args.repeat).items():
             print(f"   {k:<46} {v}")
+    alternate(roots, args.alternate)
     return 0
+
+
+def alternate(roots: dict[str, Path], times: int) -> None:
+    """``llm_calls GROUP BY agent`` on each layout in turn, ``times`` rounds: the aggregate's
+    figure where the machine's load moves between layouts."""
+    gateways = {layout: open_lake(root, memory_limit=None) for layout, root in roots.items()}
+    clocks = {layout: Clock() for layout in roots}
+    try:
+        for gw in gateways.values():
+            gw.query(reports.LLM_CALLS_BY_AGENT, max_rows=None)
+        for _ in range(times):
+            for layout, gw in gateways.items():
+                clocks[layout](gw.query, reports.LLM_CALLS_BY_AGENT, max_rows=None)
+    finally:
+        for gw in gateways.values():
+            gw.close()
+    print(f"== llm_calls GROUP BY agent, the layouts in turn, {times} rounds")
+    for layout, clock in clocks.items():
+        print(f"   {layout:<46} {clock}")
 
 
 if __name__ == "__main__":
