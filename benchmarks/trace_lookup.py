@@ -194,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fpp", type=float, default=0.01, help="bloom: its false-positive rate at --ndv")
     ap.add_argument("--group-rows", type=int, default=16_384, help="clustered-file: rows per row group")
     ap.add_argument("--fresh-rows", type=int, default=10_000, help="fresh: spans per flushed file")
-    ap.add_argument("--alternate", type=int, default=15, help="rounds of the aggregate on the layouts in turn")
+    ap.add_argument("--alternate", type=int, default=15, help="passes of the aggregate over the layouts in turn")
     ap.add_argument("--rebuild", action="store_true", help="rebuild the layouts' copies")
     args = ap.parse_args(argv)
     if args.rebuild:
@@ -216,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def alternate(roots: dict[str, Path], times: int) -> None:
-    """``llm_calls GROUP BY agent`` on each layout in turn, ``times`` rounds: the aggregate's
+    """``llm_calls GROUP BY agent`` on each layout in turn, ``times`` passes: the aggregate's
     figure where the machine's load moves between layouts."""
     gateways = {layout: open_lake(root, memory_limit=None) for layout, root in roots.items()}
     clocks = {layout: Clock() for layout in roots}
@@ -229,7 +229,7 @@ def alternate(roots: dict[str, Path], times: int) -> None:
     finally:
         for gw in gateways.values():
             gw.close()
-    print(f"== llm_calls GROUP BY agent, the layouts in turn, {times} rounds")
+    print(f"== llm_calls GROUP BY agent, the layouts in turn, {times} passes")
     for layout, clock in clocks.items():
         print(f"   {layout:<46} {clock}")
 
