@@ -37,6 +37,7 @@ def _select_of(ddl: str) -> str:
         raise ValueError(f"not a view's DDL: {ddl[:60]!r}")
     return body
 
+
 _FIGURES = """count(*) AS runs,
        avg(CASE WHEN status = 'error' THEN 0.0 ELSE 1.0 END) AS success_rate,
        avg(eval_score) AS score,
