@@ -9,7 +9,8 @@ files, and times on each, through the gateway, for ``--traces`` never-asked trac
 - ``SELECT * FROM spans WHERE trace_id = ?`` (every partition: what SQL and a run the
   rollup does not know yet read);
 - a run page's spans and tool calls (``RUN_SPANS``, ``RUN_TOOL_CALLS``: the run's days and
-  hours), what a never-seen run page costs beyond the rollup lookup;
+  hours), what a never-seen run page costs beyond the rollup lookup, and their planning
+  alone (``EXPLAIN``);
 - a run's row when the rollup does not know it yet (``RUN_IN_LAKE``: every file);
 - ``llm_calls GROUP BY agent`` (the aggregate the span_type bucketing serves).
 
@@ -142,7 +143,7 @@ def measure(root: Path, traces: list[dict], repeat: int) -> dict[str, str]:
     out["span files"] = f"{len(files)}, {sum(p.stat().st_size for p in files) / 1e6:.1f} MB"
     with open_lake(root, memory_limit=None) as gw:
         gw.query(reports.SPANS_OF_TRACE, {"trace_id": "0" * 32})  # binds the views once
-        lookup, page, fallback, agg = Clock(), Clock(), Clock(), Clock()
+        lookup, page, plan, fallback, agg = Clock(), Clock(), Clock(), Clock(), Clock()
         for r in traces:
             rows = lookup(gw.query, reports.SPANS_OF_TRACE, {"trace_id": r["trace_id"]}, max_rows=None).rows
             assert rows, r["trace_id"]
@@ -157,6 +158,7 @@ def measure(root: Path, traces: list[dict], repeat: int) -> dict[str, str]:
             spans = page(lambda: [gw.query(s, bind(s, params), max_rows=None).rows
                                   for s in (q.RUN_SPANS, q.RUN_TOOL_CALLS)][0])
             assert spans, r["trace_id"]
+            plan(lambda: [gw.query(f"EXPLAIN {s}", bind(s, params), max_rows=None) for s in (q.RUN_SPANS, q.RUN_TOOL_CALLS)])
         for r in traces:
             params = {"trace_id": r["trace_id"], "private_agents": [], "private_owners": [],
                       "span_files": table_glob(root, "spans"), "log_files": table_glob(root, "logs"),
@@ -166,6 +168,7 @@ def measure(root: Path, traces: list[dict], repeat: int) -> dict[str, str]:
         out["SELECT * FROM spans WHERE trace_id = ?"] = str(lookup)
         out["RUN_IN_LAKE (a run the rollup lacks)"] = str(fallback)
         out["RUN_SPANS + RUN_TOOL_CALLS (the run's days)"] = str(page)
+        out["... their planning alone (EXPLAIN)"] = str(plan)
         gw.query(reports.LLM_CALLS_BY_AGENT, max_rows=None)
         for _ in range(repeat):
             agg(gw.query, reports.LLM_CALLS_BY_AGENT, max_rows=None)
