@@ -268,6 +268,13 @@ class Site:
 
         return [dict(r) for r in self.cached((sql, repr(sorted(given.items()))), run, snap.version)]
 
+    def lake_rows(self, sql: str, **more: Any) -> list[dict[str, Any]]:
+        """The rows of one statement as the lake is now, not cached: what the rollup does not
+        know yet (a run that came in after its last fold) is answered from the lake until it
+        does, and an answer kept per rollup version would outlive the lake's next files."""
+        result = self.gateway().query(sql, self._bind(sql, more)[1], max_rows=None)
+        return [dict(zip(result.columns, r)) for r in result.rows]
+
     def cached(self, key: tuple[Any, ...], compute: Any, version: Any = None) -> Any:
         """``compute()``, kept under ``key`` with the statements' answers (``rows``): what a
         page derives from them and from what ``per_version`` keeps, such as a profile. Kept
