@@ -253,6 +253,8 @@ class Readers:
         self.absent = [r[0] for r in READS if r not in self.reads]
         self.latency: dict[str, list[float]] = {label: [] for label, _, _ in self.reads}
         self.status: dict[str, dict[str, int]] = {label: {} for label, _, _ in self.reads}
+        self.missing_runs: list[str] = []  # runs a run page did not find
+        self.ready_s = 0.0
         self.examples: dict[str, list[str]] = {}  # failed reads of each route: the first 3, the last
         self.stop = threading.Event()
         self.threads = [threading.Thread(target=self._read, args=(i,), daemon=True) for i in range(n)]
@@ -260,7 +262,15 @@ class Readers:
     def _present(self, path: str) -> bool:
         return httpx.get(self.base + path.format(q="timeout"), timeout=60).status_code != 404
 
-    def start(self) -> Readers:
+    def start(self, timeout_s: float) -> Readers:
+        """Once every agent's profile answers (the web's first rollups with them in), so that
+        the latencies are of answers, not of the 404s of a lake the web has not read yet."""
+        t0 = time.monotonic()
+        while any(httpx.get(f"{self.base}/api/agents/{a}", timeout=60).status_code != 200 for a in AGENTS):
+            if time.monotonic() - t0 > timeout_s:
+                break
+            time.sleep(0.5)
+        self.ready_s = time.monotonic() - self.sender.t0
         for t in self.threads:
             t.start()
         return self
@@ -289,6 +299,8 @@ class Readers:
                     seen = self.examples.setdefault(label, [])
                     line = f"{time.monotonic() - self.sender.t0:.0f}s {url} {code}"
                     seen[len(seen) if len(seen) < 4 else -1:] = [line]
+                    if trace and len(self.missing_runs) < 50:
+                        self.missing_runs.append(trace)
 
     def join(self) -> None:
         self.stop.set()
@@ -403,13 +415,21 @@ def start_serve(config: Path, log: Path) -> tuple[subprocess.Popen, str]:
     raise SystemExit(f"otelbench serve did not start: see {log}")
 
 
-def account(lake: Path, sender: Sender) -> dict[str, int]:
-    """Rows of ``spans`` per request (its span ids' last 4 bytes) against what was acknowledged."""
+def account(lake: Path, sender: Sender, missing_runs: list[str]) -> dict[str, int]:
+    """Rows of ``spans`` per request (its span ids' last 4 bytes) against what was
+    acknowledged; rows of other services (the judge's own calls) apart. And how many of the
+    runs a run page did not find are in the lake after the drain."""
     from otelbench.storage.duckdb import open_lake
 
+    services = [f"{a}-svc" for a in AGENTS]
     with open_lake(lake, memory_limit=None) as gw:
-        rows = gw.arrow("SELECT right(span_id, 8) AS k, count(*) AS n FROM spans GROUP BY k",
+        rows = gw.arrow("SELECT right(span_id, 8) AS k, count(*) AS n FROM spans WHERE service_name IN "
+                        "(SELECT unnest($services)) GROUP BY k", {"services": services},
                         max_rows=None, timeout_s=None).table.to_pylist()
+        others = gw.query("SELECT count(*) FROM spans WHERE service_name NOT IN (SELECT unnest($services))",
+                          {"services": services}).rows[0][0]
+        missing_in_lake = gw.query("SELECT count(DISTINCT trace_id) FROM spans WHERE trace_id IN "
+                                   "(SELECT unnest($ids))", {"ids": missing_runs or [""]}).rows[0][0]
     found = {int(r["k"], 16): r["n"] for r in rows}
     per = sender.per_request
     acked = set(sender.acked)
@@ -419,7 +439,9 @@ def account(lake: Path, sender: Sender) -> dict[str, int]:
         "lost": sum(max(0, per - found.get(k, 0)) for k in acked),
         "duplicates": sum(max(0, n - per) for k, n in found.items()),
         "rows_unacknowledged": sum(n for k, n in found.items() if k not in acked),
-        "rows_total": sum(found.values()),
+        "rows_other_services": others,
+        "runs_not_found_by_reads": len(set(missing_runs)),
+        "of_them_in_lake_after_drain": missing_in_lake,
     }
 
 
@@ -455,7 +477,8 @@ def summary(res: dict) -> str:
         g = v["growth"]
         verdict = "n/a" if v["ok"] is None else ("ok" if v["ok"] else "GREW")
         lines.append(f"{name:<32}{cells}   {'' if g is None else f'{g:+.1%}':>6}  {verdict}")
-    lines += ["", f"{'route':<18}{'requests':>9}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}  answers"]
+    lines += ["", f"web readers from {res['readers_started_s']:.0f} s (when every agent's profile answered)"]
+    lines += [f"{'route':<18}{'requests':>9}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}  answers"]
     for name, v in res["reads"].items():
         lines.append(f"{name:<18}{v['n']:>9}{v['p50_ms']:>9.0f}{v['p95_ms']:>9.0f}{v['p99_ms']:>9.0f}  {v['status']}")
     if res["reads_absent"]:
@@ -463,7 +486,9 @@ def summary(res: dict) -> str:
     a = res["accounting"]
     lines += ["", f"accounting: {a['acknowledged_spans']:,} spans acknowledged, {a['rows_of_acknowledged']:,} of them "
                   f"in `spans` after the drain; lost {a['lost']:,}, duplicates {a['duplicates']:,}; "
-                  f"{a['rows_unacknowledged']:,} rows of unacknowledged requests"]
+                  f"{a['rows_unacknowledged']:,} rows of unacknowledged requests, {a['rows_other_services']:,} of other "
+                  f"services (the judge's own calls); runs a run page did not find: "
+                  f"{a['runs_not_found_by_reads']} ({a['of_them_in_lake_after_drain']} of them in the lake after the drain)"]
     lines.append(f"RESULT: {'PASS' if res['pass'] else 'FAIL'} (lost {a['lost']}, processes grown > 10 %: "
                  f"{', '.join(res['grown']) or 'none'})")
     return "\n".join(lines)
@@ -485,6 +510,8 @@ def main() -> None:
                     help="judge.sample is set so that about this many new runs are judged per pass")
     ap.add_argument("--judge-model", default=None, help="a GGUF path (default: the strongest local model)")
     ap.add_argument("--no-judge", dest="judge", action="store_false", help="clusters only (no llama-server)")
+    ap.add_argument("--run-settle-s", type=float, default=30.0,
+                    help="run pages ask for runs acknowledged at least this long ago")
     ap.add_argument("--sample-s", type=float, default=1.0, help="RSS sampling period")
     ap.add_argument("--keep", type=Path, default=None, help="copy the lake, WAL and config there at the end")
     ap.add_argument("--out", type=Path, default=Path("soak.json"))
@@ -515,7 +542,7 @@ def main() -> None:
         memory = Memory(proc.pid, args.sample_s, t0)
         memory.start()
         sender = Sender(url, templates, args.per_request, args.rate, args.senders).start()
-        readers = Readers(web, args.readers, sender, settle_s=5.0).start()
+        readers = Readers(web, args.readers, sender, settle_s=args.run_settle_s).start(run_s / 2)
         print(f"serving: OTLP {url}, web {web}; {args.rate:,.0f} spans/s for {args.minutes:g} min, "
               f"{args.readers} readers, processors every {interval:g} s (judge sample {judge_sample:.2g})", flush=True)
         next_note = 60.0
@@ -544,7 +571,7 @@ def main() -> None:
         drain_s = time.monotonic() - t_stop
         memory.stop.set()
         memory.join()
-        accounting = account(work / "lake", sender)
+        accounting = account(work / "lake", sender, readers.missing_runs)
         serve_log = (work / "serve.log").read_text()
         args.out.with_suffix(".serve.log").write_text(serve_log)
         errors_log = [line for line in serve_log.splitlines() if "ERROR" in line or "Error" in line][-20:]
@@ -568,7 +595,7 @@ def main() -> None:
         "series": memory.series, "total_rss": memory.total,
         "reads": {name: {"n": len(xs), "p50_ms": pct(xs, 50), "p95_ms": pct(xs, 95), "p99_ms": pct(xs, 99),
                          "status": readers.status[name]} for name, xs in readers.latency.items()},
-        "reads_absent": readers.absent, "reads_failed_first": readers.examples,
+        "reads_absent": readers.absent, "readers_started_s": readers.ready_s, "reads_failed_first": readers.examples,
         "accounting": accounting,
         "pass": accounting["lost"] == 0 and not grown,
     }
