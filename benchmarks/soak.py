@@ -392,6 +392,7 @@ def write_config(work: Path, args: argparse.Namespace, web_port: int, judge_samp
         "service": {
             "wal": {"dir": str(work / "wal"), "fsync": True},
             "telemetry": {"log_level": "warning"},
+            **({"limits": {"max_unflushed_mib": args.max_unflushed_mib}} if args.max_unflushed_mib else {}),
             "pipelines": {"traces": {"receivers": ["otlp"], "exporters": ["parquet"]}},
         },
         "processors": {"interval_s": processors_interval, "judge": judge,
@@ -461,7 +462,8 @@ def summary(res: dict) -> str:
     lines = [f"soak: {res['minutes']:g} min at {res['rate']:,.0f} spans/s offered; warm-up W = {w:.0f} s; "
              f"load average at the end {res['loadavg']:.1f} on {os.cpu_count()} CPUs"]
     ing = res["ingest"]
-    lines.append(f"ingest: offered {ing['offered_spans']:,} spans, acknowledged {ing['acknowledged_spans']:,} "
+    lines.append(f"ingest: due by the schedule {res['rate'] * run_s:,.0f} spans, handed to the senders "
+                 f"{ing['offered_spans']:,}, acknowledged {ing['acknowledged_spans']:,} "
                  f"({ing['acknowledged_spans'] / run_s:,.0f}/s); refused {ing['refused']}; errors {ing['errors']}; "
                  f"request p50/p99 {ing['p50_ms']:.0f}/{ing['p99_ms']:.0f} ms; pacer behind at most "
                  f"{ing['behind_s']:.1f} s")
@@ -504,6 +506,8 @@ def main() -> None:
     ap.add_argument("--senders", type=int, default=8)
     ap.add_argument("--readers", type=int, default=8)
     ap.add_argument("--workers", type=int, default=None, help="exporters.parquet.workers (default: the collector's)")
+    ap.add_argument("--max-unflushed-mib", type=int, default=None,
+                    help="service.limits.max_unflushed_mib (default: the collector's); small: 429s sooner")
     ap.add_argument("--processors-interval", type=float, default=None,
                     help="processors.interval_s (default: the warm-up W, at most 300 s)")
     ap.add_argument("--judged-per-pass", type=int, default=50,
