@@ -39,6 +39,7 @@ class SuiteRunOptions:
     cases: str | None = None  # only these case ids, comma-separated (a partial run)
     judge: str = "embedded"  # 'embedded' (SmolLM2, started for the run), a base URL (…/v1), or 'none'
     judge_model: str | None = None  # the judge endpoint's model (None: its first)
+    model_file: Path | None = None  # the agent's model file: its name and sha256 join the manifest
     otlp_endpoint: str | None = None  # where results go as spans, and the agent's own; None exports none
     key: str | None = None  # the collector's ingest key
     print_json: bool = False  # the evidence JSON on stdout (everything else then goes to stderr)
@@ -119,7 +120,8 @@ def run(suite: AgentSuite, opts: SuiteRunOptions) -> int:
     with ExitStack() as stack:
         judge = _start_judge(suite, opts.judge, opts.judge_model, stack, console)
         run = SuiteRun(suite, opts.agent, agent=opts.agent_name, repeats=opts.repeats, concurrency=opts.concurrency,
-                       otlp_endpoint=endpoint, judge=judge, cases_in_suite=of_total)
+                       otlp_endpoint=endpoint, judge=judge, cases_in_suite=of_total,
+                       model_file=opts.model_file)
         spans = BenchSpans(endpoint, {"X-Bench-Key": opts.key} if opts.key else None)
         planned = len(run.trials_planned())
         console.print(f"[bold]{suite.version}[/bold]: {len(suite.spec.cases)} cases × {run.repeats_each} "

@@ -14,8 +14,11 @@ docs/suites.md has the contract an agent sees.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import os
+import platform
 import signal
 import subprocess
 import threading
@@ -25,13 +28,18 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
+from importlib import metadata
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from opentelemetry.trace import format_span_id, format_trace_id, set_span_in_context
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from otelbench.bench_runner import environment
 from otelbench.bench_runner.agent_suite import AgentSuite, Case, check, check_python
+from otelbench.bench_runner.hardware import probe_hardware
+from otelbench.bench_runner.model_fetch import sha256_of
 from otelbench.bench_runner.stats import wilson_95
 from otelbench.bench_runner.suites import Verdict
 
@@ -238,8 +246,14 @@ class SuiteRun:
     otlp_endpoint: str | None = None
     judge: Judge | None = None
     cases_in_suite: int | None = None  # when only some cases run (--cases): the run is partial
+    model_file: Path | None = None  # the model file the agent's server serves: its sha256 joins the manifest
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
+
+    @functools.cached_property
+    def manifest(self) -> dict[str, Any]:
+        """What this run runs on (``manifest``), read once: the model file is hashed once."""
+        return manifest(self.command, self.env, self.model_file)
 
     @property
     def repeats_each(self) -> int:
@@ -255,7 +269,8 @@ class SuiteRun:
         planned = self.trials_planned()
         settings = {"repeats": self.repeats_each, "concurrency": self.concurrency,
                     "cases": len(self.suite.spec.cases), "time_limit_s": self.suite.spec.time_limit_s,
-                    "cases_in_suite": self.cases_in_suite or len(self.suite.spec.cases)}
+                    "cases_in_suite": self.cases_in_suite or len(self.suite.spec.cases),
+                    **{f"manifest.{k}": v for k, v in self.manifest.items()}}
         with spans.suite_run(self.suite, self.run_id, self.command, self.agent, settings) as run_span:
             run_context = run_span.get_span_context()
 
@@ -292,6 +307,27 @@ class SuiteRun:
         return trial
 
 
+def manifest(command: str, env: Mapping[str, str], model_file: Path | None = None) -> dict[str, Any]:
+    """What a run ran on, recorded on its span (``bench.suite.manifest.*``) so that
+    ``otelbench gate`` can name what differs between two runs: the agent command's sha256
+    (the span keeps only its first 500 characters), the machine, otelbench's and Python's
+    versions, the host of ``OPENAI_BASE_URL`` (without credentials or path), and the model
+    file's name and sha256 when the caller names it."""
+    hw = probe_hardware(measure_bandwidth=False)
+    out: dict[str, Any] = {
+        "agent_command_sha256": hashlib.sha256(command.encode()).hexdigest(),
+        "hardware.cpu": hw.cpu.model, "hardware.gpus": [g.name for g in hw.gpus], "hardware.ram_bytes": hw.ram_bytes,
+        "otelbench_version": metadata.version("otelbench"), "python_version": platform.python_version(),
+    }
+    if base := env.get("OPENAI_BASE_URL"):
+        url = urlsplit(base)
+        out["server.address"] = f"{url.hostname}:{url.port}" if url.port else (url.hostname or "")
+    if model_file is not None:
+        out["model_file"] = model_file.name
+        out["model_file_sha256"] = sha256_of(model_file)
+    return out
+
+
 def summary(trials: list[Trial]) -> dict[str, Any]:
     """Pass rate over the scored trials with its Wilson 95 % interval (the views compute
     the same from the spans: storage/queries/suites.py)."""
@@ -307,5 +343,5 @@ def evidence(run: SuiteRun, trials: list[Trial]) -> dict[str, Any]:
     """The run as JSON: settings, summary and every trial (kept beside the spans)."""
     return {"suite": run.suite.spec.name, "suite_version": run.suite.version, "run_id": run.run_id,
             "agent": run.agent, "agent_command": run.command,
-            "repeats": run.repeats_each, "concurrency": run.concurrency,
+            "repeats": run.repeats_each, "concurrency": run.concurrency, "manifest": run.manifest,
             "summary": summary(trials), "trials": [asdict(t) for t in trials]}

@@ -28,6 +28,7 @@ COMMANDS = (
     "otelbench.commands.mcp",
     "otelbench.commands.init",
     "otelbench.commands.suite",
+    "otelbench.commands.gate",
 )
 
 

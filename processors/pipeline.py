@@ -70,7 +70,7 @@ def run(processors: Processors | None, privacy: Privacy, lake_root: str | Path, 
     progress = progress or (lambda step, done, total: None)
     started = time.monotonic()
     lake = Lake(lake_root)
-    lake.init()
+    lake.init(signals=False)  # the collector's compactions are its own to settle
     report = Report()
     lock = LOCK_NAME if shard is None else LOCK_NAME.replace(".lock", f"-{shard[0]}of{shard[1]}.lock")
     try:

@@ -285,7 +285,8 @@ def _merge_files(fs: LakeFS, t: Table, inputs: list[DataFile], files: list[str],
         target_rows=target_rows,
         target_bytes=target_bytes,
         buffer_bytes=(memory_mib << 20) // 2,
-        open_file=lambda path: fs.parquet_writer(path, with_lineage(t.stored_schema, inputs), **write_options(t)),
+        open_file=lambda path, group_rows: fs.parquet_writer(path, with_lineage(t.stored_schema, inputs),
+                                                             **write_options(t, group_rows=group_rows)),
         close_file=fs.seal,
     )
     try:

@@ -290,6 +290,7 @@ def open_lake(root: str | Path, *, read_only: bool = True, memory_limit: str | N
         try:
             fs.attach(con)
             con.execute(lockdown.SET_TIME_ZONE_UTC)
+            con.execute(lockdown.KEEP_PARQUET_FOOTERS)
             for stmt in views.view_ddl(location):
                 con.execute(stmt)
             con.execute(lockdown.SET_ALLOWED_DIRECTORIES, [[f"{location}/"]])

@@ -27,6 +27,15 @@ FRESH_COMPRESSION = "lz4"
 ROW_GROUP_ROWS = 122_880  # DuckDB's own row-group size: one scan task per group
 # Unique per row: a dictionary page would only fill up and fall back, slowing reads.
 _NO_DICTIONARY: dict[str, frozenset[str]] = {"spans": frozenset({"span_id"})}
+# A Parquet bloom filter per row group on the trace id: a run page, MCP's get_run and
+# ``WHERE trace_id = ?`` read only the few row groups that hold the trace. Trace ids are
+# random, so a row group's min/max span the whole id range and skip nothing, and clustering
+# by trace would undo the span_type bucketing the aggregates skip by (docs/schema.md,
+# "Layout"). Sized for as many ids as the row group has rows, at 1 % false
+# positives (pyarrow shrinks a filter to the ids it got: ~0.7 bytes a span in all).
+BLOOM_COLUMNS: dict[str, tuple[str, ...]] = {"spans": ("trace_id",), "logs": ("trace_id",)}
+BLOOM_FPP = 0.01
+_BLOOM_MIN_NDV = 1024
 
 LINEAGE_KEY = b"otelbench.compacted_from"
 SEED_DATE = "1970-01-01"
@@ -219,17 +228,23 @@ def conform_arrow(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
-def write_options(t: Table, *, fresh: bool = False) -> dict[str, Any]:
+def write_options(t: Table, *, fresh: bool = False, group_rows: int | None = None) -> dict[str, Any]:
     """Parquet writer options for ``t``; ``fresh``: a flushed batch's file, which compaction
-    rewrites soon (``FRESH_COMPRESSION``)."""
+    rewrites soon (``FRESH_COMPRESSION``); ``group_rows``: about how many rows a row group
+    will hold, which sizes its bloom filters (``BLOOM_COLUMNS``; None: no filters)."""
     plain = _NO_DICTIONARY.get(t.name, frozenset())
-    return {"compression": FRESH_COMPRESSION if fresh else COMPRESSION,
-            "use_dictionary": [c for c in t.stored_columns if c not in plain]}
+    options: dict[str, Any] = {"compression": FRESH_COMPRESSION if fresh else COMPRESSION,
+                               "use_dictionary": [c for c in t.stored_columns if c not in plain]}
+    if group_rows is not None and t.name in BLOOM_COLUMNS:
+        ndv = min(max(group_rows, _BLOOM_MIN_NDV), ROW_GROUP_ROWS)
+        options["bloom_filter_options"] = {c: {"ndv": ndv, "fpp": BLOOM_FPP} for c in BLOOM_COLUMNS[t.name]}
+    return options
 
 
 def write_parquet(fs: LakeFS, data: Any, path: str, t: Table, *, fresh: bool = False) -> None:
     """``data`` (an Arrow table of ``t.stored_schema``) as one file, atomically."""
-    fs.write_parquet(data, path, row_group_size=ROW_GROUP_ROWS, **write_options(t, fresh=fresh))
+    fs.write_parquet(data, path, row_group_size=ROW_GROUP_ROWS,
+                     **write_options(t, fresh=fresh, group_rows=min(data.num_rows, ROW_GROUP_ROWS)))
 
 
 def write_staged(fs: LakeFS, data: Any, path: str, t: Table, schema: pa.Schema | None = None, *,
@@ -237,6 +252,7 @@ def write_staged(fs: LakeFS, data: Any, path: str, t: Table, schema: pa.Schema |
     """``data`` written and sealed under ``path``'s staging name, for a caller that
     publishes several files together (``storage.compaction.replace_files``); ``schema``:
     ``t.stored_schema`` with file metadata (``with_lineage``)."""
-    with fs.parquet_writer(path, schema or t.stored_schema, **write_options(t)) as writer:
+    with fs.parquet_writer(path, schema or t.stored_schema,
+                           **write_options(t, group_rows=min(data.num_rows, row_group_rows))) as writer:
         writer.write_table(data, row_group_size=row_group_rows)
     fs.seal(path)

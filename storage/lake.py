@@ -64,9 +64,15 @@ class Lake:
     def table_dir(self, table: str) -> Path:
         return Path(self.fs.path(_table(table).name))
 
-    def init(self) -> None:
+    def init(self, *, signals: bool = True) -> None:
         """Create the folders, seed files and manifest; settle what a crash left
-        (an interrupted compaction, a derived commit that never appeared)."""
+        (an interrupted compaction, a derived commit that never appeared).
+
+        ``signals=False``: leave the signal tables' compaction journals alone. Only the
+        collector that compacts them may settle them (at its start, before any run): to
+        anyone else, a journal whose outputs are not all there yet is a merge running now,
+        and undoing it would delete the outputs of a merge that goes on to delete its
+        inputs. The processors open the lake this way."""
         fs = self.fs
         fs.makedirs(fs.root)
         manifest = fs.path(MANIFEST_NAME)
@@ -85,7 +91,8 @@ class Lake:
             if not fs.exists(seed) or not fs.parquet_schema(seed).equals(t.stored_schema):
                 write_parquet(fs, t.stored_schema.empty_table(), seed, t)
                 fs.sync_folder(seed_dir)
-            self._recover(t)
+            if signals or t.kind != SIGNAL:
+                self._recover(t)
         body = {
             "schema_version": SCHEMA_VERSION,
             "partitioning": f"hive: {PARTITION_COLUMN}=YYYY-MM-DD (UTC date of the time column)",

@@ -46,7 +46,7 @@ WATCHED = (SPANS, EVALS, FAILURE_CLUSTERS, CLUSTER_MEMBERS)
 
 FOLDER = ("_rollups", "runs")
 # Bump when RUNS_SCHEMA or what a row means changes: a rollup of another format is rebuilt.
-FORMAT = 2
+FORMAT = 3
 EMPTY = "empty.parquet"
 INDEX_SCHEMA = pa.schema([("trace_id", pa.string()), ("agent", pa.string())])
 MANIFEST = folding.MANIFEST
@@ -64,7 +64,7 @@ RUNS_SCHEMA = pa.schema([
     ("calls_computed", pa.int64()), ("input_tokens", pa.int64()),
     ("output_tokens", pa.int64()), ("llm_calls", pa.int64()), ("tool_calls", pa.int64()),
     ("eval_score", pa.float64()), ("input_preview", pa.string()), ("output_preview", pa.string()),
-    ("date", pa.date32()),
+    ("date", pa.date32()), ("models", pa.list_(pa.string())),
 ])
 
 

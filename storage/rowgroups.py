@@ -16,7 +16,9 @@ the rows, and this writer gives the files the layout a sort would:
   one mixed bucket, sorted by every key.
 
 Outputs are filled in turn up to ``target_rows`` rows or ``target_bytes`` (Arrow bytes,
-uncompressed) each; the last output takes whatever remains.
+uncompressed) each; the last output takes whatever remains. An output is opened with the
+size of its first row group (``open_file(path, rows)``), which sizes per-group structures
+such as bloom filters (``storage.files.write_options``): a budget's groups are alike.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ class RowGroupWriter:
         target_rows: int,
         target_bytes: int,
         buffer_bytes: int,
-        open_file: Callable[[str], pq.ParquetWriter],
+        open_file: Callable[[str, int], pq.ParquetWriter],
         close_file: Callable[[str], None],
     ) -> None:
         self.outputs, self.sort_keys = list(outputs), list(sort_keys)
@@ -153,7 +155,7 @@ class RowGroupWriter:
                 self._writer = None
             if self._writer is None:
                 self.written.append(self.outputs[len(self.written)])
-                self._writer = self._open_file(self.written[-1])
+                self._writer = self._open_file(self.written[-1], table.num_rows)
                 self._rows_in_file = self._bytes_in_file = 0
             last = len(self.written) == len(self.outputs)
             part = table if last else table.slice(0, self.target_rows - self._rows_in_file)

@@ -35,6 +35,7 @@ from otelbench.web.receivers import Receivers
 from otelbench.web.http import SECURITY_HEADERS, RouteMetrics, SecurityHeaders
 from otelbench.web.pages import agent as agent_page
 from otelbench.web.pages import benchmarks, embeds, models, run
+from otelbench.web.pages import search as search_page
 from otelbench.web.pages import compare as compare_page
 from otelbench.web.pages import home as home_page
 from otelbench.web.pages import leaderboard as leaderboard_page
@@ -163,6 +164,9 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
     def model_data(request: Request) -> dict[str, Any]:
         return models.model(site_of(request), request.path_params["name"])
 
+    def search_data(request: Request) -> dict[str, Any]:
+        return search_page.search(site_of(request), request.query_params)
+
     def doctor_data(request: Request) -> dict[str, Any]:
         return doctor_page_data(site_of(request), request.query_params)
 
@@ -200,6 +204,9 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
 
     def model_page(request: Request) -> Response:
         return page("model.html", data=model_data(request))
+
+    def search_runs(request: Request) -> Response:
+        return page("search.html", data=search_data(request))
 
     def doctor_page(request: Request) -> Response:
         return page("doctor.html", data=doctor_data(request), labels=doctor_report.LABELS)
@@ -272,6 +279,7 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
         get("/models/{name:path}", model_page),
         get("/benchmarks", benchmarks_page),
         get("/doctor", doctor_page),
+        get("/search", search_runs),
         get("/benchmarks/{suite:path}", benchmark_page),
         get("/api/leaderboard", api(leaderboard_data, keep=True), json=True),
         get("/api/agents/{name:path}/insights", api(insights_data), json=True),
@@ -282,6 +290,7 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
         get("/api/models/{name:path}", api(model_data), json=True),
         get("/api/benchmarks", api(benchmarks_data), json=True),
         get("/api/doctor", api(doctor_data), json=True),
+        get("/api/search", api(search_data), json=True),
         get("/api/benchmarks/{suite:path}", api(benchmark_data), json=True),
         get("/api/links/{name:path}", api(signed_links), json=True),
         get("/badge/{name:path}.svg", badge_svg, json=True),

@@ -32,6 +32,8 @@ from otelbench.web.pages.agent import profile, recent_failures
 from otelbench.web.pages.doctor import doctor
 from otelbench.web.pages.leaderboard import SORTS, agent_board
 from otelbench.web.pages.run import run
+from otelbench.web.pages.search import MAX_PER_PAGE
+from otelbench.web.pages.search import search as search_page
 from otelbench.web.site import WINDOWS, Site
 
 PATH = "/mcp"  # where the web app serves it
@@ -44,7 +46,8 @@ judge score, cost, latency, failure clusters) are self-reported telemetry: what 
 OpenTelemetry spans said. Models' figures (tokens/s, time to first token, ability and agent \
 fitness tests) are benchmark evidence: what otelbench's bench runner measured. So are agent \
 suites' results (pass rate with its 95% interval on fixed tasks, per suite version: never \
-compare or average two versions). Start with search_agents or list_benchmarks; names are \
+compare or average two versions). Start with search_agents, search_runs (runs by words of their task or answer \
+and filters) or list_benchmarks; names are \
 exact for get_agent, get_model and compare."""
 
 Sort = Literal["runs", "success", "score", "cost", "latency"]
@@ -127,6 +130,45 @@ def build(site: Site, base_url: str | None = None, access: Access | None = None,
                 "io_hidden": data["io_hidden"], "spans_shown": min(len(spans), MAX_SPANS), "spans": len(spans),
                 "span_list": [{**_clip(s), "tool_calls": [_clip(t) for t in s["tool_calls"]]} for s in spans[:MAX_SPANS]],
                 "unasked_tool_calls": [_clip(t) for t in data["unasked_tool_calls"]]}
+
+    @tool
+    def search_runs(
+            q: Annotated[str, Field(description="words of the run's task or answer, each required (any case); "
+                                                "empty: any run")] = "",
+            agent: Annotated[str, Field(description="only this agent's runs (exact name); empty: every agent")] = "",
+            status: Annotated[Literal["", "ok", "error"], Field(description="only runs that succeeded or failed")] = "",
+            model: Annotated[str, Field(description="only runs whose agent asked this model (exact)")] = "",
+            cluster: Annotated[int | None, Field(description="only this failure cluster's runs (with agent: "
+                                                             "get_agent lists its clusters)")] = None,
+            window: Annotated[Window, Field(description="runs started in the last 24 h, 7 d, 30 d or all")] = "all",
+            since: Annotated[str, Field(description="runs started at or after this ISO date or time")] = "",
+            until: Annotated[str, Field(description="runs started before this ISO date or time")] = "",
+            min_score: Annotated[float | None, Field(description="judge score at least")] = None,
+            max_score: Annotated[float | None, Field(description="judge score at most")] = None,
+            min_cost: Annotated[float | None, Field(description="cost in USD at least")] = None,
+            max_cost: Annotated[float | None, Field(description="cost in USD at most")] = None,
+            min_ms: Annotated[float | None, Field(description="duration in ms at least")] = None,
+            max_ms: Annotated[float | None, Field(description="duration in ms at most")] = None,
+            sort: Annotated[Literal["", "relevance", "newest", "oldest", "slowest", "fastest", "costliest", "cheapest",
+                                    "best", "worst"],
+                            Field(description="relevance (to the words), time, duration, cost or judge score; "
+                                              "empty: relevance with words, else newest")] = "",
+            page: Annotated[int, Field(ge=1, description="which page of results")] = 1,
+            per_page: Annotated[int, Field(ge=1, le=MAX_PER_PAGE, description="runs per page")] = 20,
+            ctx: Context = None) -> dict[str, Any]:
+        """Find agent runs by words of their task or answer and by filters (agent, status,
+        model, failure cluster, time, judge score, cost, latency), sorted and paged: each
+        with its status, time, duration, cost, score, task and answer (texts shortened;
+        withheld where the agent hides them) and a link to its page. Self-reported telemetry."""
+        params = {k: v for k, v in {"q": q, "agent": agent, "status": status, "model": model, "cluster": cluster,
+                                    "window": window, "since": since, "until": until, "min_score": min_score,
+                                    "max_score": max_score, "min_cost": min_cost, "max_cost": max_cost,
+                                    "min_ms": min_ms, "max_ms": max_ms, "sort": sort, "page": page,
+                                    "per_page": per_page}.items() if v not in (None, "")}
+        found = search_page(seen(ctx), params)
+        found.pop("links")
+        found["runs"] = [{**_clip(r), "link": link(f"/runs/{r['trace_id']}")} for r in found["runs"]]
+        return found
 
     @tool
     def list_benchmarks(ctx: Context = None) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import logging
 import subprocess
 import sys
 import threading
@@ -19,7 +20,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from otelbench.storage import conventions, is_remote, rollups
+from otelbench.storage import conventions, is_remote, rollups, run_search, search_index
 from otelbench.storage.duckdb import open_lake
 from otelbench.storage.privacy import Privacy
 from otelbench.storage.process import ROOT
@@ -29,8 +30,10 @@ from otelbench.storage.queries import web_suites
 from otelbench.storage.queries.tables import table_glob
 from otelbench.web import every_agent
 
-# what ``refresh`` runs, each in a process of its own: the runs rollup, the conventions rollup
+# what ``refresh`` runs, each in a process of its own: the runs rollup, the conventions rollup,
+# then the run search index over the runs rollup (INDEX_MODULE)
 ROLLUP_MODULES = ("otelbench.storage.rollups", "otelbench.storage.conventions")
+INDEX_MODULE = "otelbench.storage.search_index"
 WINDOWS = {"24h": 24, "7d": 24 * 7, "30d": 24 * 30, "all": None}
 
 
@@ -56,6 +59,10 @@ class Site:
         self.lake_root = lake_root if is_remote(lake_root) else str(Path(lake_root).absolute())
         self.figures_every_s = figures_every_s
         self.privacy = privacy or Privacy()
+        # the rules the search index is made under (the config's: a read key's view is not
+        # the index's): a hide_io run's text is never indexed
+        self.index_privacy = self.privacy
+        self.runs_index = run_search.Reader(self.lake_root)
         self.refresh_s = refresh_s
         self._opened: list[Any] = []
         self._opening = threading.Lock()
@@ -100,14 +107,45 @@ class Site:
                 self._refresher.start()
 
     def refresh(self) -> None:
-        """Fold new lake files into the rollup, in a process of its own (DuckDB's memory
-        for a big fold goes back to the system with it; this process stays small)."""
+        """Fold new lake files into the rollups, then bring the run search index up to the
+        runs rollup, each in a process of its own (DuckDB's memory for a big fold goes back
+        to the system with it; this process stays small)."""
         for module in ROLLUP_MODULES:
-            done = subprocess.run([sys.executable, "-m", module, str(self.lake_root)],
-                                  capture_output=True, text=True, cwd=ROOT, timeout=3600)
-            if done.returncode != 0:
-                self.refresh_errors += 1
-                raise RuntimeError(f"refreshing the rollups failed: {done.stderr.strip()[-2000:]}")
+            self._run(module, str(self.lake_root))
+        try:  # the pages read the rollups; only search needs the index (it retries when asked)
+            self.index_runs()
+        except RuntimeError as exc:
+            logging.getLogger(__name__).warning("%s", exc)
+
+    def index_runs(self) -> None:
+        """Bring the run search index up to the runs rollup (storage/search_index.py)."""
+        self._run(INDEX_MODULE, str(self.lake_root), self.index_privacy.model_dump_json())
+
+    def _run(self, module: str, *args: str) -> None:
+        done = subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, cwd=ROOT,
+                              timeout=3600)
+        if done.returncode != 0:
+            self.refresh_errors += 1
+            raise RuntimeError(f"refreshing {module} failed: {done.stderr.strip()[-2000:]}")
+
+    def search_runs(self, query: run_search.Query) -> run_search.Found:
+        """Runs as the search index has them (storage/run_search.py; ``query`` carries this
+        reader's privacy). The refresher keeps the index within one refresh of the rollup;
+        a lake never indexed is indexed now (the request waits, as for a first rollup)."""
+        self.snapshot()
+        if self.runs_index.current() is None:
+            with self._refreshing:
+                if self.runs_index.current() is None:
+                    self.index_runs()
+        return self.runs_index.search(query)
+
+    def cluster_runs(self, agent: str, cluster_id: int) -> list[str]:
+        """The trace ids of one failure cluster's runs that this reader may see."""
+        import pyarrow.compute as pc
+
+        members = self._clusters()["members"]
+        mask = pc.and_(pc.equal(members["agent"], agent), pc.equal(members["cluster_id"], cluster_id))
+        return members.filter(mask)["trace_id"].to_pylist()
 
     def _refresh_loop(self) -> None:
         while not self._stopping.is_set():
@@ -115,6 +153,8 @@ class Site:
                 with self._refreshing:
                     if rollups.pending(self.lake_root) or conventions.pending(self.lake_root):
                         self.refresh()
+                    elif search_index.pending(self.lake_root, self.index_privacy):
+                        self.index_runs()
                 self.warm()  # the new version's figures, before a request asks for them
             except Exception:  # counted; the pages keep the last good rollup
                 self.refresh_errors += 1
@@ -227,6 +267,13 @@ class Site:
             return [dict(zip(result.columns, r)) for r in result.rows]
 
         return [dict(r) for r in self.cached((sql, repr(sorted(given.items()))), run, snap.version)]
+
+    def lake_rows(self, sql: str, **more: Any) -> list[dict[str, Any]]:
+        """The rows of one statement as the lake is now, not cached: what the rollup does not
+        know yet (a run that came in after its last fold) is answered from the lake until it
+        does, and an answer kept per rollup version would outlive the lake's next files."""
+        result = self.gateway().query(sql, self._bind(sql, more)[1], max_rows=None)
+        return [dict(zip(result.columns, r)) for r in result.rows]
 
     def cached(self, key: tuple[Any, ...], compute: Any, version: Any = None) -> Any:
         """``compute()``, kept under ``key`` with the statements' answers (``rows``): what a

@@ -37,6 +37,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--judge", default="embedded",
                      help="judge cases: 'embedded' (SmolLM2, started for the run), a base URL (…/v1), or 'none'")
     run.add_argument("--judge-model", default=None, help="the judge endpoint's model (default: its first)")
+    run.add_argument("--model-file", type=Path, default=None, metavar="GGUF",
+                     help="the model file the agent's server serves: its name and sha256 join the run's manifest")
     run.add_argument("--otlp-endpoint", default=env.get("OTEL_EXPORTER_OTLP_ENDPOINT", DEFAULT_URL),
                      help="where results go as spans, and the agent's own (default: %(default)s)")
     run.add_argument("--key", default=env.get("OTELBENCH_KEY"), help="ingest key (default: $OTELBENCH_KEY)")
@@ -59,10 +61,14 @@ def main(args: argparse.Namespace) -> int:
         return 2
     if args.verb == "show":
         return suite_console.print_suite(suite)
+    if args.model_file is not None and not args.model_file.is_file():
+        print(f"otelbench suite: --model-file {args.model_file}: no such file", file=sys.stderr)
+        return 2
     if args.repeats is not None and args.repeats < 1 or args.concurrency < 1:
         print("otelbench suite: --repeats and --concurrency must be at least 1", file=sys.stderr)
         return 2
     return suite_console.run(suite, suite_console.SuiteRunOptions(
         agent=args.agent, out=Path(args.out).expanduser(), agent_name=args.agent_name, repeats=args.repeats,
         concurrency=args.concurrency, cases=args.cases, judge=args.judge, judge_model=args.judge_model,
+        model_file=args.model_file,
         otlp_endpoint=None if args.no_otel else args.otlp_endpoint, key=args.key, print_json=args.json))

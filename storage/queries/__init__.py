@@ -8,6 +8,7 @@
 - ``reports``: named queries (the summary, the demo's report, the benchmarks);
 - ``processors``: what the judge and the clustering read;
 - ``rollups``: building and reading the runs rollup (storage/rollups.py);
+- ``search``: the rollup's rows as the run search index keeps them (storage/search_index.py);
 - ``web``, ``web_models``, ``web_suites``, ``live``: what the web UI reads.
 
 Functions only *build* SQL (pure, tested as input → SQL); ``storage.duckdb`` runs it.

@@ -11,6 +11,12 @@ FROM agent_runs GROUP BY agent ORDER BY runs DESC"""
 
 LLM_CALLS_OF_TRACE = "SELECT * FROM llm_calls WHERE trace_id = $trace_id ORDER BY start_time"
 AGENT_RUN = "SELECT * FROM agent_runs WHERE trace_id = $trace_id"
+# benchmarks/trace_lookup.py: one trace's spans through the view, and straight from the
+# files on a plain connection, with DuckDB's Parquet footer cache off (as the gateway) or on
+SPANS_OF_TRACE = "SELECT * FROM spans WHERE trace_id = $trace_id"
+SPANS_OF_TRACE_IN_FILES = ("SELECT * FROM read_parquet($files, hive_partitioning = true, union_by_name = true) "
+                           "WHERE trace_id = $trace_id")
+FOOTER_CACHE = "SET parquet_metadata_cache = $on"
 
 # Timed by benchmarks/query.py (figures in docs/performance.md), besides the two above.
 LLM_CALL_MESSAGES_COUNT = "SELECT count(input_messages) FROM llm_calls"

@@ -24,7 +24,7 @@ PREVIEW_CHARS = 1000  # of a run's task and answer kept in the rollup (pages lin
 RUN_ROWS = f"""SELECT r.trace_id, r.agent, r.owner, r.status, r.start_time, r.duration_ms, r.cost_usd,
        c.cost_reported, c.cost_computed, c.calls_reported, c.calls_computed, r.input_tokens, r.output_tokens, r.llm_calls, r.tool_calls,
        r.eval_score, left(r.input, {PREVIEW_CHARS}) AS input_preview,
-       left(r.output, {PREVIEW_CHARS}) AS output_preview, r.date
+       left(r.output, {PREVIEW_CHARS}) AS output_preview, r.date, m.models
 FROM agent_runs AS r
 LEFT JOIN (
     SELECT trace_id,
@@ -33,7 +33,14 @@ LEFT JOIN (
            count(cost_usd) FILTER (WHERE cost_source = 'reported') AS calls_reported,
            count(cost_usd) FILTER (WHERE cost_source IS DISTINCT FROM 'reported') AS calls_computed
     FROM spans WHERE {COSTED} GROUP BY trace_id
-) AS c ON c.trace_id = r.trace_id"""
+) AS c ON c.trace_id = r.trace_id
+LEFT JOIN (
+    -- the models the run's own agent asked for (run search filters by them): llm calls
+    -- resolved to that agent, so a sub-agent's calls (a private one's) never count
+    SELECT trace_id, resolved_agent, list(DISTINCT request_model ORDER BY request_model) AS models
+    FROM spans WHERE span_type = 'llm' AND request_model IS NOT NULL AND resolved_agent IS NOT NULL
+    GROUP BY trace_id, resolved_agent
+) AS m ON m.trace_id = r.trace_id AND m.resolved_agent = r.agent"""
 
 # The trace ids in some data files (new span files; new evals commits).
 TRACE_IDS = "SELECT DISTINCT trace_id FROM read_parquet($files, union_by_name = true) WHERE trace_id IS NOT NULL"

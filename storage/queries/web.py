@@ -12,10 +12,10 @@ span of either inside a visible run is redacted, a cluster counts only visible r
 
 from __future__ import annotations
 
-from otelbench.storage.queries.rollups import RUNS_CTE
+from otelbench.storage.queries.rollups import RUN_ROWS, RUNS_CTE
 from otelbench.storage.queries.tables import derived_select_sql, narrowed_source_sql, read_files_sql, span_attributes_sql
 from otelbench.storage.queries.tool_links import asked_id, tool_links_ctes
-from otelbench.storage.queries.views import span_messages_select
+from otelbench.storage.queries.views import AGENT_RUNS_SQL, llm_calls_sql, span_messages_select
 from otelbench.storage.queries.walked_agents import private_agent_sql, walked_agents_ctes
 from otelbench.storage.schema import EVALS
 
@@ -28,6 +28,15 @@ def _visible(of: str = "") -> str:
 
 
 _VISIBLE = _visible()
+
+
+def _select_of(ddl: str) -> str:
+    """A view's query, from its ``CREATE OR REPLACE VIEW name AS`` statement."""
+    head, _, body = ddl.partition(" AS\n")
+    if not head.startswith("CREATE OR REPLACE VIEW ") or " " in head.removeprefix("CREATE OR REPLACE VIEW "):
+        raise ValueError(f"not a view's DDL: {ddl[:60]!r}")
+    return body
+
 
 _FIGURES = """count(*) AS runs,
        avg(CASE WHEN status = 'error' THEN 0.0 ELSE 1.0 END) AS success_rate,
@@ -68,6 +77,27 @@ RUN = f"""WITH {RUNS_CTE}
 SELECT trace_id, agent, status, start_time, duration_ms, cost_usd, cost_reported, cost_computed, eval_score,
        input_preview AS input, output_preview AS output, owner, date
 FROM runs
+WHERE trace_id = $trace_id AND {_VISIBLE}"""
+
+# ... or, for a run the rollup does not know yet (it came in after the last fold, or the
+# first fold has not reached its day), its rollup row computed from the lake as the rollup
+# computes it: the agent_runs view and RUN_ROWS, over CTEs named after the views they read
+# that hold this trace's rows alone ($span_files, $log_files: every file of the table; the
+# bloom filters on trace_id let DuckDB read only the row groups that hold it). The same
+# columns and privacy rule as RUN.
+RUN_IN_LAKE = f"""WITH spans AS MATERIALIZED (
+    SELECT * FROM {read_files_sql("span_files")} WHERE trace_id = $trace_id
+),
+span_messages AS (
+    {span_messages_select(f"(SELECT * FROM {read_files_sql('log_files', row_numbers=True)} WHERE trace_id = $trace_id)")}
+),
+evals AS ({derived_select_sql(EVALS, narrowed_source_sql(EVALS, "evals_files", "trace_id", "trace_id"))}),
+llm_calls AS ({_select_of(llm_calls_sql())}),
+agent_runs AS ({_select_of(AGENT_RUNS_SQL)}),
+run_row AS ({RUN_ROWS})
+SELECT trace_id, agent, status, start_time, duration_ms, cost_usd, cost_reported, cost_computed, eval_score,
+       input_preview AS input, output_preview AS output, owner, date
+FROM run_row
 WHERE trace_id = $trace_id AND {_VISIBLE}"""
 
 # ... its spans in start order (the waterfall): those starting from an hour before the run
@@ -141,7 +171,7 @@ ORDER BY t.start_time, t.span_id"""
 RUN_EVAL = f"""SELECT score, reasoning, judge_model, judge_version, method, error, judged_at
 FROM ({derived_select_sql(EVALS, narrowed_source_sql(EVALS, "evals_files", "trace_id", "trace_id"))})
 ORDER BY judged_at DESC, committed_at DESC, judge_model, judge_version LIMIT 1"""
-__all__ = ["LEADERBOARD", "RECENT_RUNS", "RUN", "RUN_SPANS", "RUN_TOOL_CALLS", "RUN_EVAL", "AGENTS_SERIES",
+__all__ = ["LEADERBOARD", "RECENT_RUNS", "RUN", "RUN_IN_LAKE", "RUN_SPANS", "RUN_TOOL_CALLS", "RUN_EVAL", "AGENTS_SERIES",
            "AGENTS_CLUSTERS", "AGENTS_CLUSTER_TRENDS", "AGENTS_EXAMPLE_RUNS", "CLUSTERED_RUNS", "INSTANCE", "RECENT_ACTIVITY"]
 
 

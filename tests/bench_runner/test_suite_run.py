@@ -6,6 +6,7 @@ crashes, floods stdout, prints garbage — and each of those fails only its own 
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -254,3 +255,21 @@ def test_what_otelbench_sets_for_itself_is_taken_out_of_an_agents_environment() 
     assert env == {"GRPC_VERBOSITY": "DEBUG", "HOME": "/home/me", "PYDANTIC_DISABLE_PLUGINS": "__all__",
                    DEFAULTED: "PYDANTIC_DISABLE_PLUGINS"}
     assert users(env) == {"GRPC_VERBOSITY": "DEBUG", "HOME": "/home/me"}
+
+
+def test_the_model_file_joins_the_runs_manifest(tmp_path: Path) -> None:
+    """``suite run --model-file``: the file's name and sha256 are in the evidence (and on
+    the run's span, as ``bench.suite.manifest.*``, which ``otelbench gate`` compares);
+    a file that is not there is a usage error."""
+    model = tmp_path / "agent-model.gguf"
+    model.write_bytes(b"GGUF not really a model")
+    base = [sys.executable, "-m", "otelbench", "suite", "run", str(_tiny(tmp_path)), "--agent", "echo Paris",
+            "--judge", "none", "--no-otel", "--out", str(tmp_path / "out"), "--json"]
+    done = subprocess.run([*base, "--model-file", str(model)], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)["manifest"]
+    assert got["model_file"] == "agent-model.gguf"
+    assert got["model_file_sha256"] == hashlib.sha256(model.read_bytes()).hexdigest()
+    missing = subprocess.run([*base, "--model-file", str(tmp_path / "nope.gguf")], capture_output=True, text=True,
+                             cwd=ROOT)
+    assert missing.returncode == 2 and "nope.gguf: no such file" in missing.stderr

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import polars as pl
 import pytest
 
@@ -155,3 +157,31 @@ def test_a_private_owners_failures_are_clustered_apart_with_ids_of_their_own(min
     assert apart.clusters["cluster_id"].n_unique() == apart.clusters.height
     terms = apart.clusters.filter(pl.col("cluster_id").is_in(list(public)))["top_terms"].to_list()
     assert not any("zzqhushwordzz" in t for ts in terms for t in ts)
+
+
+def test_a_pass_leaves_a_running_compaction_alone(tmp_path):
+    """The collector's compactor may be mid-merge when a processors pass starts: its journal
+    names two outputs, one renamed into place, the other still a temp file, and the inputs
+    are all there. The pass must not settle it — undoing it would delete the output the
+    merge goes on to rely on when it deletes its inputs. The collector's own start settles
+    it (here: rolls it back, the inputs kept)."""
+    from otelbench.testing.rows import agent, batch, llm
+
+    lake = Lake(tmp_path)
+    lake.init()
+    for i in range(4):
+        lake.write_batch(f"{i:020d}", batch(spans=[llm(i, 2, 1), agent(i, 1)]))
+    part = lake.table_dir("spans") / next(p.name for p in lake.table_dir("spans").iterdir()
+                                          if p.name != "date=1970-01-01")
+    inputs = sorted(p.name for p in part.glob("part-*.parquet"))
+    top = f"{7:020d}"
+    (part / f"compact-{top}-0.parquet").write_bytes((part / inputs[0]).read_bytes())
+    (part / f".compact-{top}-1.parquet.tmp").write_bytes(b"being written")
+    (part / f"_journal-{top}.json").write_text(
+        json.dumps({"inputs": inputs, "outputs": [f"compact-{top}-0.parquet", f"compact-{top}-1.parquet"]}))
+    in_flight = sorted(p.name for p in part.iterdir())
+    idle = Processors(judge=Judge(enabled=False), clusters=Clusters(enabled=False))
+    pipeline.run(idle, Privacy(), tmp_path, llm=None)
+    assert sorted(p.name for p in part.iterdir()) == in_flight
+    Lake(tmp_path).init()  # the collector starting: nothing is running now, so it is settled
+    assert sorted(p.name for p in part.iterdir() if not p.name.startswith(".")) == inputs

@@ -17,7 +17,7 @@ def writer(tmp_path: Path, n_outputs: int = 1, **kw) -> RowGroupWriter:
     return RowGroupWriter(
         [tmp_path / f"out-{i}.parquet" for i in range(n_outputs)],
         sort_keys=("kind", "t"),
-        open_file=lambda path: pq.ParquetWriter(path, SCHEMA),
+        open_file=lambda path, group_rows: pq.ParquetWriter(path, SCHEMA),
         close_file=lambda path: None,
         **options,
     )

@@ -262,7 +262,8 @@ def _hostile_pages(lake: Path) -> list[str]:
     """Every page that shows span content, each with every payload the lake holds."""
     traces = [t for (t,) in _sql(lake, "SELECT trace_id FROM agent_runs WHERE agent <> 'plain' ORDER BY agent")]
     script, svg, rtl = (quote(name, safe="") for name in (SCRIPT, SVG, RTL))
-    return (["/", "/leaderboard?window=all", f"/vs/{svg}/{rtl}"] + [f"/runs/{t}" for t in traces]
+    return (["/", "/leaderboard?window=all", f"/vs/{svg}/{rtl}", "/search?per_page=100", "/search?q=alert"]
+            + [f"/runs/{t}" for t in traces]
             + [f"/{page}/{n}" for n in (script, svg, rtl) for page in ("agents", "embed")])
 
 

@@ -70,7 +70,7 @@ KINDS = {
     "/api/home": "json", "/api/runs/{trace_id}": "json", "/api/vs/{pair:path}": "json",
     "/api/models/{name:path}": "json", "/api/benchmarks": "json", "/api/benchmarks/{suite:path}": "json",
     "/api/links/{name:path}": "json", "/badge/{name:path}.svg": "svg", "/og/{name:path}.png": "image",
-    "/doctor": "html", "/api/doctor": "json",
+    "/doctor": "html", "/api/doctor": "json", "/search": "html", "/api/search": "json",
     "/live/leaderboard": "live", "/live/agents/{name:path}": "live", "/mcp": "mcp",
     # routes that take no data at all: checked for canaries all the same
     "/healthz": "no data", "/metrics": "no data", "/static/live.js": "no data",
@@ -78,9 +78,12 @@ KINDS = {
 QUERIES = {"/": ("", "?window=all"), "/leaderboard": ("", "?window=all", "?tab=models"),
            "/api/leaderboard": ("", "?window=all", "?tab=models"), "/badge/{name:path}.svg": ("", "?metric=runs"),
            **{p: ("", "?since=all", *(f"?since=all&agent={a}" for a in ("calc", A_AGENT, B_AGENT)))
-              for p in ("/doctor", "/api/doctor")}}
+              for p in ("/doctor", "/api/doctor")},
+           **{p: ("", "?per_page=100", *(f"?q={canary(g, f)}&per_page=100" for g in "abc" for f in ("task", "answer")),
+                  *(f"?agent={a}&per_page=100" for a in ("calc", A_AGENT, B_AGENT)))
+              for p in ("/search", "/api/search")}}
 TOOLS = {"search_agents", "get_agent", "get_run", "list_benchmarks", "get_model", "compare",
-         "get_instrumentation_report"}
+         "get_instrumentation_report", "search_runs"}
 
 
 def keys() -> list[dict[str, Any]]:
@@ -296,7 +299,9 @@ def test_mcp_tools_show_a_reader_exactly_what_it_may_see(client: TestClient, lak
             "get_agent": [{"name": n} for n in names], "get_model": [{"name": n} for n in names],
             "get_run": [{"trace_id": t} for t in filled["trace_id"]],
             "compare": [{"a": "calc", "b": n} for n in names] + [{"a": PUBLIC_MODEL, "b": n} for n in names],
-            "get_instrumentation_report": [{"since": "all"}] + [{"agent": n, "since": "all"} for n in names]}
+            "get_instrumentation_report": [{"since": "all"}] + [{"agent": n, "since": "all"} for n in names],
+            "search_runs": [{"per_page": 100}] + [{"q": canary(g, "task"), "per_page": 100} for g in "abc"]
+            + [{"agent": n, "per_page": 100} for n in names]}
 
     def post(body: dict[str, Any], key: str | None) -> dict[str, Any]:
         headers = {"accept": "application/json, text/event-stream", **({"X-Bench-Key": key} if key else {})}

@@ -1,7 +1,9 @@
 """``/runs/{trace_id}`` (and ``/api/runs/{trace_id}``): one agent run, its spans on one
 time axis, each LLM call with the tool calls it asked for, the judge's verdict and its
-failure cluster. Texts are withheld for a ``hide_io`` run, for a sub-agent's own
-``hide_io`` and for a private sub-agent's spans (which RUN_SPANS redacts)."""
+failure cluster. A run the rollup has not folded in yet is read from the lake (the
+rollup's own rule, the same privacy), so a run in the lake is never a 404. Texts are
+withheld for a ``hide_io`` run, for a sub-agent's own ``hide_io`` and for a private
+sub-agent's spans (which RUN_SPANS redacts)."""
 
 from __future__ import annotations
 
@@ -12,13 +14,20 @@ from otelbench.storage.labels import model_label
 from otelbench.storage.lake import Lake
 from otelbench.storage.queries import web as q
 from otelbench.storage.queries.rollups import TRACE_AGENT
+from otelbench.storage.queries.tables import table_glob
 from otelbench.web.errors import NotFound
 from otelbench.web.site import Site
 
 
 def run(site: Site, trace_id: str) -> dict[str, Any]:
     of = site.rows(TRACE_AGENT, trace_id=trace_id)
-    found = site.rows(q.RUN, trace_id=trace_id, agent=of[0]["agent"]) if of else []
+    if of:  # the rollup's row (none: a private run, or no longer an agent run)
+        read = site.rows
+        found = site.rows(q.RUN, trace_id=trace_id, agent=of[0]["agent"])
+    else:  # a run the rollup does not know yet: from the lake as it is now, nothing kept
+        read = site.lake_rows
+        found = site.lake_rows(q.RUN_IN_LAKE, trace_id=trace_id, span_files=table_glob(site.lake_root, "spans"),
+                               log_files=table_glob(site.lake_root, "logs"))
     if not found:
         raise NotFound(f"no agent run with trace id {trace_id!r}")
     run = found[0]
@@ -27,12 +36,12 @@ def run(site: Site, trace_id: str) -> dict[str, Any]:
     margin = dt.timedelta(hours=1)
     until = run["start_time"] + dt.timedelta(milliseconds=run["duration_ms"] or 0) + margin
     since = run["start_time"] - margin
-    spans = site.rows(q.RUN_SPANS, trace_id=trace_id, since=since, until=until,
-                      span_files=_day_globs(site, "spans", since, until))
-    evals = site.rows(q.RUN_EVAL, trace_id=trace_id)
-    tools = site.rows(q.RUN_TOOL_CALLS, trace_id=trace_id, since=since, until=until,
-                      span_files=_day_globs(site, "spans", since, until),
-                      log_files=_day_globs(site, "logs", since, until))
+    spans = read(q.RUN_SPANS, trace_id=trace_id, since=since, until=until,
+                 span_files=_day_globs(site, "spans", since, until))
+    evals = read(q.RUN_EVAL, trace_id=trace_id)
+    tools = read(q.RUN_TOOL_CALLS, trace_id=trace_id, since=since, until=until,
+                 span_files=_day_globs(site, "spans", since, until),
+                 log_files=_day_globs(site, "logs", since, until))
     cluster = site.run_cluster(trace_id)
     for e in evals:
         e["judge_model"] = e["judge_model"] and model_label(e["judge_model"])
