@@ -113,7 +113,8 @@ def run(args: argparse.Namespace) -> int:
         with progress.step("serve", "collector and web UI, as `otelbench serve` runs them"):
             services = Services(_config(args, ports, None)).start(say=progress.say)
             stack.callback(services.stop)
-            if not _wait_web(web):
+            web_up = _wait_web(web)
+            if not web_up:
                 progress.say("[yellow]the web UI did not answer within 60 s; the rest goes on[/yellow]")
         server = None
         if args.no_model:
@@ -148,7 +149,8 @@ def run(args: argparse.Namespace) -> int:
             _report(config, console, web, otlp)
         if args.quick:
             console.print(f"\n--quick: stopping everything it started ({progress.elapsed()} in all)")
-            return 0
+            # a CI job's main run: pages that never answered are a failed run, not a report
+            return 0 if web_up else 1
         _serve_on(config, otlp, console, stack)
     return 0
 

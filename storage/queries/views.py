@@ -325,10 +325,14 @@ llm_io AS (
 )"""
 
 
-def agent_runs_sql(lake_root: str | Path, logs: str | None = None) -> str:
-    """The ``agent_runs`` view (the rule above). ``logs``: another source of log rows with
-    ``filename`` and ``file_row_number`` (span_messages_sql's)."""
-    logs = logs or read_table_sql(lake_root, "logs", row_numbers=True)
+def agent_runs_sql(lake_root: str | Path | None, logs: str | None = None) -> str:
+    """The ``agent_runs`` view (the rule above), its log events read from the lake at
+    ``lake_root``, or from ``logs``: another source of log rows with ``filename`` and
+    ``file_row_number`` (span_messages_sql's)."""
+    if logs is None:
+        if lake_root is None:
+            raise ValueError("agent_runs_sql needs the lake's root or a source of its log rows")
+        logs = read_table_sql(lake_root, "logs", row_numbers=True)
     return f"""CREATE OR REPLACE VIEW agent_runs AS
 WITH per_trace AS (
     SELECT

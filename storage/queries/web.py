@@ -15,7 +15,7 @@ from __future__ import annotations
 from otelbench.storage.queries.rollups import RUN_ROWS, RUNS_CTE
 from otelbench.storage.queries.tables import derived_select_sql, narrowed_source_sql, read_files_sql, span_attributes_sql
 from otelbench.storage.queries.tool_links import asked_id, tool_links_ctes
-from otelbench.storage.queries.views import AGENT_RUNS_SQL, llm_calls_sql, span_messages_select
+from otelbench.storage.queries.views import agent_runs_sql, llm_calls_sql, span_messages_select
 from otelbench.storage.queries.walked_agents import private_agent_sql, walked_agents_ctes
 from otelbench.storage.schema import EVALS
 
@@ -85,15 +85,16 @@ WHERE trace_id = $trace_id AND {_VISIBLE}"""
 # that hold this trace's rows alone ($span_files, $log_files: every file of the table; the
 # bloom filters on trace_id let DuckDB read only the row groups that hold it). The same
 # columns and privacy rule as RUN.
+_TRACE_LOGS = f"(SELECT * FROM {read_files_sql('log_files', row_numbers=True)} WHERE trace_id = $trace_id)"
 RUN_IN_LAKE = f"""WITH spans AS MATERIALIZED (
     SELECT * FROM {read_files_sql("span_files")} WHERE trace_id = $trace_id
 ),
 span_messages AS (
-    {span_messages_select(f"(SELECT * FROM {read_files_sql('log_files', row_numbers=True)} WHERE trace_id = $trace_id)")}
+    {span_messages_select(_TRACE_LOGS)}
 ),
 evals AS ({derived_select_sql(EVALS, narrowed_source_sql(EVALS, "evals_files", "trace_id", "trace_id"))}),
 llm_calls AS ({_select_of(llm_calls_sql())}),
-agent_runs AS ({_select_of(AGENT_RUNS_SQL)}),
+agent_runs AS ({_select_of(agent_runs_sql(None, logs=_TRACE_LOGS))}),
 run_row AS ({RUN_ROWS})
 SELECT trace_id, agent, status, start_time, duration_ms, cost_usd, cost_reported, cost_computed, eval_score,
        input_preview AS input, output_preview AS output, owner, date
