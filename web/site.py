@@ -113,13 +113,19 @@ class Site:
         for module in ROLLUP_MODULES:
             self._run(module, str(self.lake_root))
         try:  # the pages read the rollups; only search needs the index (it retries when asked)
-            self.index_runs()
+            self._index_if_behind()
         except RuntimeError as exc:
             logging.getLogger(__name__).warning("%s", exc)
 
     def index_runs(self) -> None:
         """Bring the run search index up to the runs rollup (storage/search_index.py)."""
         self._run(INDEX_MODULE, str(self.lake_root), self.index_privacy.model_dump_json())
+
+    def _index_if_behind(self) -> None:
+        """``index_runs``, only when the index is behind the rollup (two small files read):
+        a fold that changed only the conventions rollup starts no process for it."""
+        if search_index.pending(self.lake_root, self.index_privacy):
+            self.index_runs()
 
     def _run(self, module: str, *args: str) -> None:
         done = subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, cwd=ROOT,
@@ -153,8 +159,8 @@ class Site:
                 with self._refreshing:
                     if rollups.pending(self.lake_root) or conventions.pending(self.lake_root):
                         self.refresh()
-                    elif search_index.pending(self.lake_root, self.index_privacy):
-                        self.index_runs()
+                    else:
+                        self._index_if_behind()
                 self.warm()  # the new version's figures, before a request asks for them
             except Exception:  # counted; the pages keep the last good rollup
                 self.refresh_errors += 1

@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from otelbench.storage.run_search import SORTS, Query, words
-from otelbench.web.errors import BadRequest, choice
+from otelbench.web.errors import BadRequest, choice, integer, number
 from otelbench.web.pages import TELEMETRY
 from otelbench.web.site import WINDOWS, Site
 
@@ -40,14 +40,14 @@ def search(site: Site, params: Any) -> dict[str, Any]:
         raise BadRequest(f"status must be one of {', '.join(STATUSES)}, got {status!r}")
     window = choice(params, "window", WINDOWS, "all")
     sort = choice(params, "sort", SORTS, "relevance" if found_words else "newest")
-    numbers = {name: _number(params, name) for name in NUMBERS}
+    numbers = {name: number(params, name) for name in NUMBERS}
     since, until = _instant(params, "since"), _instant(params, "until")
     now = dt.datetime.now(dt.timezone.utc)
     if WINDOWS[window] is not None:
         start = now - dt.timedelta(hours=WINDOWS[window])
         since = start if since is None else max(since, start)
-    page = _integer(params, "page", 1, 1, None)
-    per_page = _integer(params, "per_page", PER_PAGE, 1, MAX_PER_PAGE)
+    page = integer(params, "page", 1, 1, None)
+    per_page = integer(params, "per_page", PER_PAGE, 1, MAX_PER_PAGE)
     if page * per_page > MAX_RESULTS:
         raise BadRequest(f"page: results reach {MAX_RESULTS:,} deep (page × per_page), got {page * per_page:,}")
     cluster = params.get("cluster")
@@ -56,7 +56,7 @@ def search(site: Site, params: Any) -> dict[str, Any]:
     if cluster is not None:
         if agent is None:
             raise BadRequest("cluster: a failure cluster is an agent's; give agent too")
-        trace_ids = tuple(site.cluster_runs(agent, _integer(params, "cluster", 0, 0, None)))
+        trace_ids = tuple(site.cluster_runs(agent, integer(params, "cluster", 0, 0, None)))
     p = site.privacy
     found = site.search_runs(Query(
         words=found_words, agent=agent, status=status, model=params.get("model") or None, since=since, until=until,
@@ -82,32 +82,6 @@ def search(site: Site, params: Any) -> dict[str, Any]:
 
 def _link(asked: dict[str, str], page: int) -> str:
     return "/search?" + urlencode({**asked, "page": page})
-
-
-def _number(params: Any, name: str) -> float | None:
-    value = params.get(name)
-    if value in (None, ""):
-        return None
-    try:
-        found = float(value)
-    except (TypeError, ValueError):
-        raise BadRequest(f"{name} must be a number, got {value!r}") from None
-    if not math.isfinite(found):
-        raise BadRequest(f"{name} must be a finite number, got {value!r}")
-    return found
-
-
-def _integer(params: Any, name: str, default: int, low: int, high: int | None) -> int:
-    value = params.get(name)
-    if value in (None, ""):
-        return default
-    try:
-        found = int(value)
-    except (TypeError, ValueError):
-        raise BadRequest(f"{name} must be a whole number, got {value!r}") from None
-    if found < low or (high is not None and found > high):
-        raise BadRequest(f"{name} must be from {low}{f' to {high}' if high is not None else ' up'}, got {found}")
-    return found
 
 
 def _instant(params: Any, name: str) -> dt.datetime | None:
