@@ -21,17 +21,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from otelbench.processors.config import Processors
-from otelbench.storage.duckdb import open_lake
+from otelbench.storage.duckdb import QueryError, open_lake
 from otelbench.storage.fs import LakeBusy
 from otelbench.storage.lake import Lake
 from otelbench.storage.privacy import Privacy
 from otelbench.storage.queries import processors as q
+from otelbench.storage.queries.tables import table_glob
 
 if TYPE_CHECKING:
     import polars as pl
 
 LOCK_NAME = "_processors.lock"
 JUDGE_CHUNK = 8  # runs judged between two commits (at least 2 × concurrency): what a crash can cost
+# The runs to judge are read in parts (RUNS_TO_JUDGE): one per JUDGE_PART_SPANS spans at
+# first, twice as many after a part ran out of the gateway's memory, up to JUDGE_MAX_PARTS.
+# A statement over a whole lake holds every candidate run's texts (benchmarks/judge_memory.py).
+JUDGE_PART_SPANS = 1_000_000
+JUDGE_MAX_PARTS = 256
 STEPS = ("judge", "clusters")
 
 
@@ -149,6 +155,25 @@ def withhold_private(runs: pl.DataFrame, privacy: Privacy, local: bool) -> tuple
     return kept, runs.height - kept.height
 
 
+def runs_to_judge(gateway: Any, params: dict[str, Any]) -> pl.DataFrame:
+    """RUNS_TO_JUDGE over the whole lake, part by part, newest first."""
+    import polars as pl
+
+    files = {"span_files": table_glob(gateway.root, "spans"), "log_files": table_glob(gateway.root, "logs")}
+    spans = gateway.query(q.SPAN_ROWS, max_rows=None).rows[0][0]
+    parts = min(max(1, -(-spans // JUDGE_PART_SPANS)), JUDGE_MAX_PARTS)
+    while True:
+        try:
+            found = [gateway.polars(q.RUNS_TO_JUDGE, {**params, **files, "parts": parts, "part": part},
+                                    max_rows=None, timeout_s=None) for part in range(parts)]
+        except QueryError as exc:
+            if exc.kind != "memory" or parts >= JUDGE_MAX_PARTS:
+                raise
+            parts = min(2 * parts, JUDGE_MAX_PARTS)
+            continue
+        return pl.concat(found).sort("start_time", "trace_id", descending=[True, False])
+
+
 def _judge(lake: Any, processors: Processors, privacy: Privacy, llm: Llm | None, since: dt.datetime,
            agent: str | None, now: Callable[[], dt.datetime], progress: Progress, report: Report,
            telemetry_endpoint: str | None, shard: tuple[int, int] | None = None) -> None:
@@ -164,7 +189,7 @@ def _judge(lake: Any, processors: Processors, privacy: Privacy, llm: Llm | None,
     params = {"since": since, "agent": agent, "judge_model": llm.model, "judge_version": prompt.version,
               "max_attempts": cfg.max_attempts}
     with open_lake(lake.location) as gateway:
-        runs = gateway.polars(q.RUNS_TO_JUDGE, params, max_rows=None, timeout_s=None)
+        runs = runs_to_judge(gateway, params)
         runs, report.skipped_private = withhold_private(in_shard(sample(runs, cfg.sample), shard), privacy, llm.local)
         if runs.height == 0:
             return

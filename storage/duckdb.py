@@ -91,8 +91,9 @@ class QueryError(Exception):
     """A query that was refused or failed; ``kind`` says which, ``str()`` says why.
 
     kind: ``refused`` (not a read statement), ``invalid`` (DuckDB rejected it: syntax,
-    binding, permission, memory), ``timeout``, ``too_many_rows`` (a polars result over the
-    row limit), ``lake`` (no lake at the path).
+    binding, permission), ``memory`` (it needed more than the connection's memory limit),
+    ``timeout``, ``too_many_rows`` (a polars result over the row limit), ``lake`` (no lake
+    at the path).
     """
 
     def __init__(self, message: str, kind: str = "invalid") -> None:
@@ -233,6 +234,8 @@ class Gateway:
                 return fetch(cur, max_rows)
             except duckdb.InterruptException as exc:
                 raise QueryError(f"query timed out after {timeout_s:g} s", "timeout") from exc
+            except duckdb.OutOfMemoryException as exc:
+                raise QueryError(_message(exc), "memory") from exc
             except duckdb.Error as exc:  # an IOException; a bucket's: a Python error through fsspec
                 if time.monotonic() >= give_up or not _vanished(exc, self.root):
                     raise QueryError(_message(exc)) from exc

@@ -61,14 +61,14 @@ def read_runs(root: Path) -> pl.DataFrame:
 
     from otelbench.storage.privacy import Privacy
     from otelbench.processors.judge.runs import with_summaries
-    from otelbench.processors.pipeline import hidden_by, of_runs
+    from otelbench.processors.pipeline import hidden_by, of_runs, runs_to_judge
     from otelbench.storage.duckdb import open_lake
     from otelbench.storage.queries import processors as q
 
     params = {"since": dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc), "agent": None, "judge_model": "",
               "judge_version": "", "max_attempts": 1}
     with open_lake(root) as gateway:
-        runs = gateway.polars(q.RUNS_TO_JUDGE, params, max_rows=None).sort("start_time", "trace_id")
+        runs = runs_to_judge(gateway, params).sort("start_time", "trace_id")
         ids = {**of_runs(runs), **hidden_by(Privacy())}
         return with_summaries(runs, gateway.polars(q.TOOL_CALLS_OF_RUNS, ids, max_rows=None),
                               gateway.polars(q.ERRORS_OF_RUNS, ids, max_rows=None))

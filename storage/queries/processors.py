@@ -6,7 +6,8 @@ processors (processors/) get polars DataFrames of them through the gateway.
 
 from __future__ import annotations
 
-from otelbench.storage.queries.views import JUDGE_SERVICE
+from otelbench.storage.queries.tables import read_files_sql
+from otelbench.storage.queries.views import JUDGE_SERVICE, agent_runs_sql, view_select
 from otelbench.storage.queries.walked_agents import private_agent_sql, walked_agents_ctes
 
 
@@ -68,8 +69,18 @@ WHERE s.status_code = 'error'
 GROUP BY s.trace_id"""
 
 # The runs a judge (model + version) has not scored yet, newest first: with an input or an
-# output, in the window, not an earlier error tried max_attempts times already.
-RUNS_TO_JUDGE = """WITH judged AS (
+# output, in the window, not an earlier error tried max_attempts times already. Of the
+# traces whose id hashes to $part of $parts: the lake's span and log files ($span_files,
+# $log_files) narrowed to those traces, and agent_runs computed over their rows (its rule,
+# the same answer: a trace's rows are all in one part). A statement holds every candidate's
+# texts until it ends; a part holds only its own (processors.pipeline.runs_to_judge).
+_PART = "hash(trace_id) % $parts = $part"
+_PART_LOGS = f"(SELECT * FROM {read_files_sql('log_files', row_numbers=True)} WHERE {_PART})"
+RUNS_TO_JUDGE = f"""WITH spans AS (
+    SELECT * FROM {read_files_sql('span_files')} WHERE {_PART}
+),
+agent_runs AS ({view_select(agent_runs_sql(None, logs=_PART_LOGS))}),
+judged AS (
     SELECT trace_id, attempts, score FROM evals WHERE judge_model = $judge_model AND judge_version = $judge_version
 )
 SELECT r.trace_id, r.agent, r.status, r.input, r.output, CAST(r.llm_calls AS BIGINT) AS llm_calls,
@@ -80,6 +91,9 @@ WHERE r.start_time >= $since AND (r.input IS NOT NULL OR r.output IS NOT NULL)
   AND ($agent IS NULL OR r.agent = $agent)
   AND (j.trace_id IS NULL OR (j.score IS NULL AND j.attempts < $max_attempts))
 ORDER BY r.start_time DESC, r.trace_id"""
+
+# The lake's spans (from the files' footers): what the first try's number of parts is sized by.
+SPAN_ROWS = "SELECT count(*) FROM spans"
 
 # The runs ($trace_ids) with their agents ($agents) and owners ($owners), in one order.
 _GIVEN_RUNS = "(SELECT unnest($trace_ids) AS trace_id, unnest($agents) AS agent, unnest($owners) AS owner)"
@@ -138,4 +152,4 @@ MEMBERS_OF_AGENT = "SELECT trace_id, agent, cluster_id FROM cluster_members WHER
 
 CLUSTERED_AGENTS = "SELECT DISTINCT agent FROM failure_clusters ORDER BY agent"
 
-__all__ = ["RUNS_TO_JUDGE", "TOOL_CALLS_OF_RUNS", "ERRORS_OF_RUNS", "FAILURES", "CLUSTERS_OF_AGENT", "MEMBERS_OF_AGENT", "CLUSTERED_AGENTS", "JUDGE_SERVICE"]
+__all__ = ["RUNS_TO_JUDGE", "SPAN_ROWS", "TOOL_CALLS_OF_RUNS", "ERRORS_OF_RUNS", "FAILURES", "CLUSTERS_OF_AGENT", "MEMBERS_OF_AGENT", "CLUSTERED_AGENTS", "JUDGE_SERVICE"]

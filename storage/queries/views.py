@@ -325,6 +325,15 @@ llm_io AS (
 )"""
 
 
+def view_select(ddl: str) -> str:
+    """A view's query, from its ``CREATE OR REPLACE VIEW name AS`` statement: for a
+    statement that computes the view over narrowed sources (CTEs named after the views)."""
+    head, _, body = ddl.partition(" AS\n")
+    if not head.startswith("CREATE OR REPLACE VIEW ") or " " in head.removeprefix("CREATE OR REPLACE VIEW "):
+        raise ValueError(f"not a view's DDL: {ddl[:60]!r}")
+    return body
+
+
 def agent_runs_sql(lake_root: str | Path | None, logs: str | None = None) -> str:
     """The ``agent_runs`` view (the rule above), its log events read from the lake at
     ``lake_root``, or from ``logs``: another source of log rows with ``filename`` and

@@ -15,7 +15,7 @@ from __future__ import annotations
 from otelbench.storage.queries.rollups import RUN_ROWS, RUNS_CTE
 from otelbench.storage.queries.tables import derived_select_sql, narrowed_source_sql, read_files_sql, span_attributes_sql
 from otelbench.storage.queries.tool_links import asked_id, tool_links_ctes
-from otelbench.storage.queries.views import agent_runs_sql, llm_calls_sql, span_messages_select
+from otelbench.storage.queries.views import agent_runs_sql, llm_calls_sql, span_messages_select, view_select
 from otelbench.storage.queries.walked_agents import private_agent_sql, walked_agents_ctes
 from otelbench.storage.schema import EVALS
 
@@ -28,14 +28,6 @@ def _visible(of: str = "") -> str:
 
 
 _VISIBLE = _visible()
-
-
-def _select_of(ddl: str) -> str:
-    """A view's query, from its ``CREATE OR REPLACE VIEW name AS`` statement."""
-    head, _, body = ddl.partition(" AS\n")
-    if not head.startswith("CREATE OR REPLACE VIEW ") or " " in head.removeprefix("CREATE OR REPLACE VIEW "):
-        raise ValueError(f"not a view's DDL: {ddl[:60]!r}")
-    return body
 
 
 _FIGURES = """count(*) AS runs,
@@ -93,8 +85,8 @@ span_messages AS (
     {span_messages_select(_TRACE_LOGS)}
 ),
 evals AS ({derived_select_sql(EVALS, narrowed_source_sql(EVALS, "evals_files", "trace_id", "trace_id"))}),
-llm_calls AS ({_select_of(llm_calls_sql())}),
-agent_runs AS ({_select_of(agent_runs_sql(None, logs=_TRACE_LOGS))}),
+llm_calls AS ({view_select(llm_calls_sql())}),
+agent_runs AS ({view_select(agent_runs_sql(None, logs=_TRACE_LOGS))}),
 run_row AS ({RUN_ROWS})
 SELECT trace_id, agent, status, start_time, duration_ms, cost_usd, cost_reported, cost_computed, eval_score,
        input_preview AS input, output_preview AS output, owner, date
