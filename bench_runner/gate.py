@@ -257,8 +257,8 @@ def bench_side(gw: Gateway, trace_id: str) -> Side:
     if run["status"] != "ok":
         side.notes.append(f"{side.label} had failures (bench_results.status = {run['status']})")
     side.manifest = {k.replace("_", " "): _text(run[k]) for k in (
-        "model", "provider", "server_kind", "suite_version", "speed_version", "quick", "runs", "quantization",
-        "architecture", "hardware_cpu", "hardware_gpus", "hardware_ram_bytes")}
+        "model", "provider", "server_kind", "server_version", "suite_version", "speed_version", "quick", "runs",
+        "quantization", "architecture", "gguf_sha256", "hardware_cpu", "hardware_gpus", "hardware_ram_bytes")}
     return side
 
 
