@@ -253,3 +253,19 @@ def test_a_run_that_never_arrives_is_waited_for_then_named(lake: dict[str, Any])
     base, same = suite_run_sides(str(lake["root"]), lake["base"], lake["same"], wait_s=60)
     assert (base.passed, same.passed) == (60, 60) and not base.notes
     assert time.monotonic() - started < 30  # both complete: no waiting for the 60 s
+
+
+def test_suite_compare_is_the_gate_on_two_suite_runs(lake: dict[str, Any]) -> None:
+    def compare(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "otelbench", "suite", "compare", *args, "--lake",
+                               str(lake["root"]), *WIDE], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                              env={**os.environ, "COLUMNS": "200"})
+
+    worse = compare(lake["base"], lake["worse"], "--json")
+    assert worse.returncode == 1, worse.stdout + worse.stderr
+    gated = gate(lake, "--suite-runs", lake["base"], lake["worse"], "--json", *WIDE)
+    assert json.loads(worse.stdout) == json.loads(gated.stdout)  # one engine: the same report
+    same = compare(lake["base"], lake["same"])
+    assert same.returncode == 0 and "result: no regression" in same.stdout, same.stdout + same.stderr
+    unknown = compare(lake["base"], "nope", "--wait", "0")
+    assert unknown.returncode == 2 and "otelbench suite compare: error: no suite run 'nope'" in unknown.stderr
