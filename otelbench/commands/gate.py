@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import sys
 from collections.abc import Sequence
 
@@ -55,6 +56,10 @@ def add_comparison_args(p: argparse.ArgumentParser) -> None:
                    help="suite runs: read again while one is missing or incomplete, up to this long (its last "
                         "spans reach the lake up to a flush interval after `suite run` returns; default: %(default)s)")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.add_argument("--otlp-endpoint", default=os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"), metavar="URL",
+                   help="record the verdict there as a span (the web's gate badge reads it; default: "
+                        "$OTEL_EXPORTER_OTLP_ENDPOINT, else not recorded)")
+    p.add_argument("--key", default=os.environ.get("OTELBENCH_KEY"), help="ingest key (default: $OTELBENCH_KEY)")
 
 
 def fraction(text: str) -> float:
@@ -133,4 +138,10 @@ def compare(args: argparse.Namespace, prog: str, *, suite_runs: Sequence[str] | 
         from rich.console import Console
 
         sys.stdout.write(gate.render(report, Console().width))  # the terminal's, else $COLUMNS, else 80
+    if args.otlp_endpoint:
+        from otelbench.bench_runner import gate_record
+
+        sent = gate_record.record(report, args.otlp_endpoint, {"X-Bench-Key": args.key} if args.key else None)
+        print(f"{prog}: verdict {report.verdict!r} " + (f"recorded at {args.otlp_endpoint}" if not sent["failures"]
+              else f"not recorded: {args.otlp_endpoint} did not take its span"), file=sys.stderr)
     return 1 if report.regression else 0
