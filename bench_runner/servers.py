@@ -4,11 +4,11 @@ Recognized by their own endpoints: Ollama (``/api/tags``), LM Studio
 (``/api/v0/models``), llama.cpp's ``llama-server`` (``/props``; in router mode, a
 ``status`` on each listed model), vLLM (``owned_by: vllm``), llama-cpp-python
 (``owned_by: me``). Their version, where they say it: llama-server's ``/props``
-``build_info``, Ollama's ``/api/version``, vLLM's ``/version``. Unloading between models uses the server's own API where it has
-one (Ollama ``keep_alive: 0``, LM Studio's and llama-server's router's unload
-endpoints). llama-cpp-python has none, but a server started with several models keeps
-one loaded and swaps it when a request names another. We never kill processes we did
-not start.
+``build_info``, Ollama's ``/api/version``, vLLM's ``/version``. Unloading between
+models uses the server's own API where it has one (Ollama ``keep_alive: 0``, LM
+Studio's and llama-server's router's unload endpoints). llama-cpp-python has none, but a
+server started with several models keeps one loaded and swaps it when a request names
+another. We never kill processes we did not start.
 """
 
 from __future__ import annotations
