@@ -55,6 +55,11 @@ class Side:
     version: str | None = None  # results of two versions are not comparable
     complete: bool = True  # False: a suite run whose trials or root span have not all arrived
     notes: list[str] = field(default_factory=list)
+    compared: str = ""  # what was compared: suite_runs | bench | agent
+    key: str = ""  # its id: a run id, a trace id, a window
+    suite: str | None = None  # what it is a result of: a verdict is filed under its suite and agent
+    agent: str | None = None
+    model: str | None = None
 
 
 @dataclass(frozen=True)
@@ -101,11 +106,21 @@ class Report:
     def regression(self) -> bool:
         return any(r.verdict == "regression" for r in self.rows)
 
+    @property
+    def verdict(self) -> str:
+        """The comparison in one word: ``regression`` (exit 1); ``no significant change``
+        when no metric's interval excludes no difference; else ``pass`` (a metric better,
+        or worse within its tolerance)."""
+        if self.regression:
+            return "regression"
+        changed = any(r.verdict in ("better", "worse") for r in self.rows)
+        return "pass" if changed else "no significant change"
+
     def to_dict(self) -> dict[str, Any]:
         return {"baseline": _side_dict(self.baseline), "candidate": _side_dict(self.candidate),
                 "tolerances": asdict(self.tolerances), "metrics": [r.to_dict() for r in self.rows],
                 "differs": [{"key": k, "baseline": a, "candidate": b} for k, a, b in self.differs],
-                "regression": self.regression}
+                "regression": self.regression, "verdict": self.verdict}
 
 
 def _side_dict(s: Side) -> dict[str, Any]:
@@ -185,7 +200,8 @@ def manifest_differences(a: Mapping[str, str], b: Mapping[str, str]) -> list[tup
 
 def suite_run_side(gw: Gateway, run_id: str) -> Side:
     run = _one(gw, q.SUITE_RUN, {"run_id": run_id}, f"no suite run {run_id!r} in the lake (suite_runs.run_id)")
-    side = Side(f"suite run {run_id}", "pass rate", version=run["suite_version"])
+    side = Side(f"suite run {run_id}", "pass rate", version=run["suite_version"], compared="suite_runs", key=run_id,
+                suite=run["suite"], agent=run["agent"])
     for t in _rows(gw, q.SUITE_TRIALS, {"run_id": run_id}):
         if t["verdict"] in ("pass", "fail"):
             side.scored += 1
@@ -248,7 +264,8 @@ def suite_run_sides(lake: str, base: str, cand: str, wait_s: float = 0.0,
 def bench_side(gw: Gateway, trace_id: str) -> Side:
     run = _one(gw, q.BENCH_RESULT, {"trace_id": trace_id}, f"no bench result {trace_id!r} (bench_results.trace_id)")
     side = Side(f"bench {run['model']} {trace_id}", "tests passed",
-                version=f"{run['suite_version']} {run['speed_version']}")
+                version=f"{run['suite_version']} {run['speed_version']}", compared="bench", key=trace_id,
+                suite=run["suite"], model=run["model"])
     for t in _rows(gw, q.BENCH_TESTS, {"trace_id": trace_id}):
         side.scored += 1
         side.passed += t["verdict"] == "pass"
@@ -257,8 +274,8 @@ def bench_side(gw: Gateway, trace_id: str) -> Side:
     if run["status"] != "ok":
         side.notes.append(f"{side.label} had failures (bench_results.status = {run['status']})")
     side.manifest = {k.replace("_", " "): _text(run[k]) for k in (
-        "model", "provider", "server_kind", "suite_version", "speed_version", "quick", "runs", "quantization",
-        "architecture", "hardware_cpu", "hardware_gpus", "hardware_ram_bytes")}
+        "model", "provider", "server_kind", "server_version", "suite_version", "speed_version", "quick", "runs",
+        "quantization", "architecture", "gguf_sha256", "hardware_cpu", "hardware_gpus", "hardware_ram_bytes")}
     return side
 
 
@@ -270,7 +287,8 @@ def agent_window_side(gw: Gateway, agent: str, start: dt.datetime, end: dt.datet
     label = f"{agent} {start.isoformat()}..{end.isoformat()}"
     if not runs:
         raise GateError(f"no runs of agent {agent!r} in {start.isoformat()}..{end.isoformat()} (agent_runs)")
-    side = Side(label, "runs without error", scored=len(runs), passed=sum(r["status"] == "ok" for r in runs))
+    side = Side(label, "runs without error", scored=len(runs), passed=sum(r["status"] == "ok" for r in runs),
+                compared="agent", key=f"{start.isoformat()}..{end.isoformat()}", agent=agent)
     side.latency_ms = [float(r["duration_ms"]) for r in runs if r["duration_ms"] is not None]
     side.cost_usd = [float(r["cost_usd"]) for r in runs if r["cost_usd"] is not None]
     side.scores = [float(r["eval_score"]) for r in runs if r["eval_score"] is not None]
@@ -353,7 +371,7 @@ def render(report: Report, width: int = 80) -> str:
     lines += [f"note: {note}" for note in report.baseline.notes + report.candidate.notes]
     lines += [f"{r.metric}: {r.test}" for r in report.rows if r.test]
     lines.append("result: REGRESSION (exit 1)" if report.regression
-                 else "result: no regression beyond the tolerances (exit 0)")
+                 else f"result: {report.verdict}, no regression beyond the tolerances (exit 0)")
     for line in lines:
         console.print(line, highlight=False, markup=False)
     return console.export_text()

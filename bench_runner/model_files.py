@@ -5,11 +5,13 @@ the id itself when it is a path, paths the server reported (llama.cpp ``/props``
 ``model_path``, llama-cpp-python ids), Ollama manifests, LM Studio's
 ``publisher/model/file.gguf`` folders, extra ``--models-dir`` folders, then a fuzzy
 match of the id against the file names, and reads its header (``bench_runner.gguf``).
-Nothing here talks to a server.
+``file_sha256`` names the file a result ran on. Nothing here talks to a server.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import os
 import re
@@ -20,6 +22,26 @@ from enum import StrEnum
 from pathlib import Path
 
 from otelbench.bench_runner.gguf import SHARD_NAME, GgufError, GgufInfo, read_gguf
+
+
+_HASH_CHUNK = 1 << 20
+
+
+def file_sha256(path: Path) -> str:
+    """The file's sha256, read in chunks (a GGUF file may be tens of GB), computed once
+    per process for a path of the same size and modification time: a bench of several
+    models, or a suite run's manifest, does not read a file twice."""
+    st = path.stat()
+    return _sha256(str(path.resolve()), st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _sha256(path: str, size: int, mtime_ns: int) -> str:  # size and mtime key the cache
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(_HASH_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 class Status(StrEnum):

@@ -23,7 +23,7 @@ from opentelemetry.trace import SpanContext
 
 from otelbench.bench_runner import plausibility, speed, stats, suites
 from otelbench.bench_runner.client import ErrorKind, RunResult, http_client, measure_run
-from otelbench.bench_runner.model_files import GgufLookup, Status, default_roots, locate_gguf
+from otelbench.bench_runner.model_files import GgufLookup, Status, default_roots, file_sha256, locate_gguf
 from otelbench.bench_runner.hardware import Hardware
 from otelbench.bench_runner.servers import ServerInfo
 from otelbench.bench_runner.spans import BenchSpans, record_reply, record_run, record_summary
@@ -72,13 +72,19 @@ def jsonable(value: Any) -> Any:
 
 
 def gguf_section(lookup: GgufLookup) -> dict[str, Any]:
+    """The model's file as the result records it: its header's facts and its sha256 (of
+    the first shard, for a split model), which names the exact file a result ran on."""
     info = lookup.info
     out: dict[str, Any] = {"status": lookup.status.value, "reason": lookup.reason,
                            "candidates": [jsonable(c) for c in lookup.candidates]}
     if info is not None:
         out.update(jsonable(info))
+        try:
+            out["sha256"] = file_sha256(info.path)
+        except OSError:  # gone or unreadable since its header was read
+            out["sha256"] = None
     else:  # the keys exist either way, so readers need no special case
-        out.update({"path": None, "size_bytes": None, "architecture": None, "quantization": None})
+        out.update({"path": None, "size_bytes": None, "architecture": None, "quantization": None, "sha256": None})
     return out
 
 
@@ -139,15 +145,16 @@ def run_model(
         "schema_version": RESULT_SCHEMA_VERSION,
         "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "model": model,
-        "server": {"base_url": base_url, "kind": server.kind},
+        "server": {"base_url": base_url, "kind": server.kind, "version": server.version},
         "hardware": jsonable(hardware),
         "gguf": gguf_section(lookup),
         "suite": {"name": suite.name, "version": suite.version, "speed": speed.SPEED_VERSION},
         "settings": settings,
         "formulas": stats.FORMULAS,
     }
-    root_settings = {"server.kind": server.kind, "speed.version": speed.SPEED_VERSION, "quick": opts.quick,
-                     "runs": runs}
+    root_settings = {"server.kind": server.kind, "server.version": server.version or "unknown",
+                     "speed.version": speed.SPEED_VERSION, "quick": opts.quick, "runs": runs,
+                     "gguf.sha256": result["gguf"]["sha256"]}
     # the machine, so results from several machines stay apart (web: /models/{name})
     root_settings |= {"hardware.cpu": hardware.cpu.model, "hardware.gpus": [g.name for g in hardware.gpus],
                       "hardware.ram_bytes": hardware.ram_bytes}

@@ -3,11 +3,12 @@
 Recognized by their own endpoints: Ollama (``/api/tags``), LM Studio
 (``/api/v0/models``), llama.cpp's ``llama-server`` (``/props``; in router mode, a
 ``status`` on each listed model), vLLM (``owned_by: vllm``), llama-cpp-python
-(``owned_by: me``). Unloading between models uses the server's own API where it has
-one (Ollama ``keep_alive: 0``, LM Studio's and llama-server's router's unload
-endpoints). llama-cpp-python has none, but a server started with several models keeps
-one loaded and swaps it when a request names another. We never kill processes we did
-not start.
+(``owned_by: me``). Their version, where they say it: llama-server's ``/props``
+``build_info``, Ollama's ``/api/version``, vLLM's ``/version``. Unloading between
+models uses the server's own API where it has one (Ollama ``keep_alive: 0``, LM
+Studio's and llama-server's router's unload endpoints). llama-cpp-python has none, but a
+server started with several models keeps one loaded and swaps it when a request names
+another. We never kill processes we did not start.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ class ServerInfo:
     kind: str  # ollama | lm_studio | llama_cpp | llama_cpp_python | vllm | openai_compatible
     models: tuple[ServerModel, ...]
     model_paths: tuple[str, ...] = ()  # paths the server says it loaded (llama.cpp /props)
+    version: str | None = None  # as the server says it; None when it does not
 
     @property
     def provider(self) -> str:
@@ -96,23 +98,42 @@ def probe(base_url: str, api_key: str = "local") -> ServerInfo:
                              f"({{\"data\": [...]}}): {r.text[:200]!r}")
         ollama = _get(client, root + "/api/tags")
         if isinstance(ollama, dict) and "models" in ollama:
-            return ServerInfo(base_url, "ollama", tuple(_ollama_models(ollama)))
+            return ServerInfo(base_url, "ollama", tuple(_ollama_models(ollama)),
+                              version=_version(_get(client, root + "/api/version"), "version"))
         lms = _get(client, root + "/api/v0/models")
         if isinstance(lms, dict) and isinstance(lms.get("data"), list):
             return ServerInfo(base_url, "lm_studio", tuple(_lmstudio_models(lms["data"])))
-        if any(isinstance(m.get("status"), dict) for m in listing):  # llama-server in router mode
-            return ServerInfo(base_url, "llama_cpp", tuple(_router_model(m) for m in listing))
         props = _get(client, root + "/props")
+        if any(isinstance(m.get("status"), dict) for m in listing):  # llama-server in router mode
+            return ServerInfo(base_url, "llama_cpp", tuple(_router_model(m) for m in listing),
+                              version=_version(props, "build_info"))
         owners = {str(m.get("owned_by", "")) for m in listing}
         models = tuple(ServerModel(id=str(m.get("id")), extra=m) for m in listing)
         if isinstance(props, dict) and ("default_generation_settings" in props or "model_path" in props):
             paths = tuple(p for p in [props.get("model_path")] if p)
-            return ServerInfo(base_url, "llama_cpp", models, paths)
+            return ServerInfo(base_url, "llama_cpp", models, paths, _version(props, "build_info"))
         if "vllm" in owners:
-            return ServerInfo(base_url, "vllm", models)
+            return ServerInfo(base_url, "vllm", models, version=_version(_get(client, root + "/version"), "version"))
         if "me" in owners:  # llama-cpp-python's server: the id is the GGUF path
             return ServerInfo(base_url, "llama_cpp_python", models, tuple(m.id for m in models))
         return ServerInfo(base_url, "openai_compatible", models)
+
+
+def _version(body: Any, key: str) -> str | None:
+    value = body.get(key) if isinstance(body, dict) else None
+    return str(value)[:100] if isinstance(value, (str, int, float)) and str(value) else None
+
+
+def identify(base_url: str | None, api_key: str = "local") -> tuple[str, str]:
+    """The server's kind and version behind ``base_url``, each "unknown" when it cannot be
+    learned (no URL, nobody answering, a server that does not say)."""
+    if not base_url:
+        return "unknown", "unknown"
+    try:
+        info = probe(base_url, api_key)
+    except ServerDown:
+        return "unknown", "unknown"
+    return info.kind, info.version or "unknown"
 
 
 def _router_model(entry: dict[str, Any]) -> ServerModel:

@@ -202,6 +202,17 @@ class BenchSpans:
             return
         span.set_attributes(_bench_attrs({f"suite.{k}": v for k, v in summary.items()}))
 
+    # -- gate verdicts (bench_runner/gate_record.py) ----------------------------------
+    def gate(self, name: str, attributes: Mapping[str, Any], regression: bool) -> None:
+        """One ``otelbench gate`` verdict: a root span of its own (bench.kind=gate), its
+        status ERROR on a regression."""
+        if self.tracer is None:
+            return
+        span = self.tracer.start_span(name, context=Context(), attributes={"bench.kind": "gate", **attributes})
+        if regression:
+            span.set_status(Status(StatusCode.ERROR, "regression beyond the tolerances"))
+        span.end()
+
     def shutdown(self) -> dict[str, int]:
         """Flush and stop; returns exported/failed counts (for the report)."""
         if self._provider is None or self._exporter is None:

@@ -39,7 +39,8 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 from otelbench.bench_runner import environment
 from otelbench.bench_runner.agent_suite import AgentSuite, Case, check, check_python
 from otelbench.bench_runner.hardware import probe_hardware
-from otelbench.bench_runner.model_fetch import sha256_of
+from otelbench.bench_runner.model_files import file_sha256
+from otelbench.bench_runner.servers import identify
 from otelbench.bench_runner.stats import wilson_95
 from otelbench.bench_runner.suites import Verdict
 
@@ -311,8 +312,9 @@ def manifest(command: str, env: Mapping[str, str], model_file: Path | None = Non
     """What a run ran on, recorded on its span (``bench.suite.manifest.*``) so that
     ``otelbench gate`` can name what differs between two runs: the agent command's sha256
     (the span keeps only its first 500 characters), the machine, otelbench's and Python's
-    versions, the host of ``OPENAI_BASE_URL`` (without credentials or path), and the model
-    file's name and sha256 when the caller names it."""
+    versions, the host of ``OPENAI_BASE_URL`` (without credentials or path), the server
+    behind it (kind and version as ``bench_runner.servers`` learns them, "unknown" when it
+    cannot), and the model file's name and sha256 when the caller names it."""
     hw = probe_hardware(measure_bandwidth=False)
     out: dict[str, Any] = {
         "agent_command_sha256": hashlib.sha256(command.encode()).hexdigest(),
@@ -322,9 +324,10 @@ def manifest(command: str, env: Mapping[str, str], model_file: Path | None = Non
     if base := env.get("OPENAI_BASE_URL"):
         url = urlsplit(base)
         out["server.address"] = f"{url.hostname}:{url.port}" if url.port else (url.hostname or "")
+    out["server.name"], out["server.version"] = identify(base, env.get("OPENAI_API_KEY") or "local")
     if model_file is not None:
         out["model_file"] = model_file.name
-        out["model_file_sha256"] = sha256_of(model_file)
+        out["model_file_sha256"] = file_sha256(model_file)
     return out
 
 

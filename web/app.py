@@ -237,6 +237,14 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
         svg, etag = viewer.cached(("badge", label, value, color), drawn, version=0)  # its text alone decides it
         return _conditional(request, svg, "image/svg+xml", etag, 60)
 
+    def gate_badge_svg(request: Request) -> Response:
+        """The latest gate verdict about an agent or a suite (web/pages/embeds.py)."""
+        of, name = ("agent", request.path_params["name"]) if "name" in request.path_params else (
+            "suite", request.path_params["suite"])
+        label, value, color = embeds.gate_badge(site_of(request), of, name)
+        svg = badge(label, value, color)
+        return _conditional(request, svg, "image/svg+xml", hashlib.sha256(svg.encode()).hexdigest()[:16], 60)
+
     def share_image(request: Request) -> Response:
         key, png = share_images.get(embeds.card_figures(site_of(request), request.path_params["name"]))
         return _conditional(request, png, "image/png", key, 300)
@@ -294,6 +302,8 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
         get("/api/benchmarks/{suite:path}", api(benchmark_data), json=True),
         get("/api/links/{name:path}", api(signed_links), json=True),
         get("/badge/{name:path}.svg", badge_svg, json=True),
+        get("/gate/agent/{name:path}.svg", gate_badge_svg, json=True),
+        get("/gate/suite/{suite:path}.svg", gate_badge_svg, json=True),
         get("/og/{name:path}.png", share_image, json=True),
         Route("/healthz", healthz, methods=["GET", "HEAD"]),
         Route("/metrics", metrics_text, methods=["GET", "HEAD"]),

@@ -57,3 +57,13 @@ def badge_value(figures: dict[str, Any], metric: str) -> tuple[str, str, str]:
         return "cost/run", "unknown" if cost is None else f"${cost:.4f}", "info"
     p50 = figures["p50_ms"]
     return "latency p50", "unknown" if p50 is None else f"{p50 / 1000:.1f}s", "info"
+
+
+GATE_COLORS = {"pass": "good", "no significant change": "info", "regression": "bad"}
+
+
+def gate_badge_value(verdict: str | None) -> tuple[str, str, str]:
+    """(label, value, colour) of the latest gate verdict (``gate_verdicts.verdict``)."""
+    if verdict is None:
+        return "gate", "no verdict", "none"
+    return "gate", verdict, GATE_COLORS.get(verdict, "none")

@@ -7,7 +7,9 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import sys
+from collections.abc import Sequence
 
 from otelbench.storage import DEFAULT_LAKE
 
@@ -26,6 +28,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                                       "--baseline and --candidate")
     p.add_argument("--baseline", type=window, metavar="START..END", help="with --agent: ISO times or dates, UTC")
     p.add_argument("--candidate", type=window, metavar="START..END", help="with --agent: ISO times or dates, UTC")
+    add_comparison_args(p)
+    p.set_defaults(func=main)
+
+
+def add_comparison_args(p: argparse.ArgumentParser) -> None:
+    """The lake, tolerances and output flags of a comparison (``gate``, ``suite compare``)."""
     p.add_argument("--lake", default=DEFAULT_LAKE, help=f"lake folder or s3://bucket/prefix (default: {DEFAULT_LAKE})")
     p.add_argument("--confidence", type=fraction, default=0.95, help="of every interval (default: %(default)s)")
     p.add_argument("--max-drop", type=fraction, default=0.05,
@@ -48,7 +56,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="suite runs: read again while one is missing or incomplete, up to this long (its last "
                         "spans reach the lake up to a flush interval after `suite run` returns; default: %(default)s)")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
-    p.set_defaults(func=main)
+    p.add_argument("--otlp-endpoint", default=os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"), metavar="URL",
+                   help="record the verdict there as a span (the web's gate badge reads it; default: "
+                        "$OTEL_EXPORTER_OTLP_ENDPOINT, else not recorded)")
+    p.add_argument("--key", default=os.environ.get("OTELBENCH_KEY"), help="ingest key (default: $OTELBENCH_KEY)")
 
 
 def fraction(text: str) -> float:
@@ -88,29 +99,38 @@ def _time(text: str) -> dt.datetime:
 
 
 def main(args: argparse.Namespace) -> int:
-    from otelbench.bench_runner import gate
-    from otelbench.storage.duckdb import QueryError
-
     if args.agent and (args.baseline is None or args.candidate is None):
         print("otelbench gate: error: --agent needs --baseline START..END and --candidate START..END", file=sys.stderr)
         return 2
+    return compare(args, "otelbench gate", suite_runs=args.suite_runs, bench=args.bench, agent=args.agent,
+                   windows=(args.baseline, args.candidate))
+
+
+def compare(args: argparse.Namespace, prog: str, *, suite_runs: Sequence[str] | None = None,
+            bench: Sequence[str] | None = None, agent: str | None = None,
+            windows: Sequence[tuple[dt.datetime, dt.datetime] | None] = (None, None)) -> int:
+    """Read both sides, compare them, print the report: exit 0, 1 on a regression, 2 on a
+    usage error (the flags of ``add_comparison_args``)."""
+    from otelbench.bench_runner import gate
+    from otelbench.storage.duckdb import QueryError
+
     if args.resamples < 100:
-        print("otelbench gate: error: --resamples must be at least 100", file=sys.stderr)
+        print(f"{prog}: error: --resamples must be at least 100", file=sys.stderr)
         return 2
     confidence = args.confidence
     if confidence <= 0:
-        print("otelbench gate: error: --confidence must lie between 0 and 1", file=sys.stderr)
+        print(f"{prog}: error: --confidence must lie between 0 and 1", file=sys.stderr)
         return 2
     tol = gate.Tolerances(max_drop=args.max_drop, max_slowdown=args.max_slowdown,
                           max_added_latency_ms=args.max_added_latency_ms, max_score_drop=args.max_score_drop,
                           max_cost_increase=args.max_cost_increase, latency_statistic=args.latency_statistic,
                           confidence=confidence, resamples=args.resamples, seed=args.seed)
     try:
-        base, cand = gate.read_sides(args.lake, suite_runs=args.suite_runs, bench=args.bench, agent=args.agent,
-                                     windows=(args.baseline, args.candidate), wait_s=args.wait)
+        base, cand = gate.read_sides(args.lake, suite_runs=suite_runs, bench=bench, agent=agent,
+                                     windows=windows, wait_s=args.wait)
         report = gate.compare(base, cand, tol, allow_version_change=args.allow_version_change)
     except (gate.GateError, QueryError, ValueError) as exc:
-        print(f"otelbench gate: error: {exc}", file=sys.stderr)
+        print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, default=str))
@@ -118,4 +138,10 @@ def main(args: argparse.Namespace) -> int:
         from rich.console import Console
 
         sys.stdout.write(gate.render(report, Console().width))  # the terminal's, else $COLUMNS, else 80
+    if args.otlp_endpoint:
+        from otelbench.bench_runner import gate_record
+
+        sent = gate_record.record(report, args.otlp_endpoint, {"X-Bench-Key": args.key} if args.key else None)
+        print(f"{prog}: verdict {report.verdict!r} " + (f"recorded at {args.otlp_endpoint}" if not sent["failures"]
+              else f"not recorded: {args.otlp_endpoint} did not take its span"), file=sys.stderr)
     return 1 if report.regression else 0

@@ -1,6 +1,7 @@
-"""``otelbench suite list|show|run``: the agent benchmark suites under benchmarks/suites/
-(bench_runner/agent_suite.py, bench_runner/suite_run.py; at a terminal:
-bench_runner/suite_console.py; docs/suites.md)."""
+"""``otelbench suite list|show|run|compare``: the agent benchmark suites under
+benchmarks/suites/ (bench_runner/agent_suite.py, bench_runner/suite_run.py; at a terminal:
+bench_runner/suite_console.py; docs/suites.md). ``compare`` is ``otelbench gate
+--suite-runs`` (otelbench/commands/gate.py, bench_runner/gate.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import sys
 from pathlib import Path
 
 from otelbench.collector import DEFAULT_URL
+from otelbench.commands import gate as gate_command
 
 DEFAULT_OUT = "~/benchmarks/suites/"
 
@@ -24,6 +26,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     run = verbs.add_parser("run", help="run an agent command on every case × repeat; results become spans",
                            description="Runs COMMAND once per case × repeat: the case on stdin and in "
                                        "OTELBENCH_CASE_* variables, TRACEPARENT set; its stdout is the answer.")
+    compare = verbs.add_parser("compare", help="compare two suite runs; exit 1 on a regression (otelbench gate)",
+                               description="Compares the CANDIDATE suite run with the BASE run as `otelbench gate "
+                                           "--suite-runs` does: each metric with its interval, what differs "
+                                           "between their manifests; exit 0, 1 on a regression beyond the "
+                                           "tolerances, 2 on a usage error. docs/gate.md")
+    compare.add_argument("base", metavar="BASE", help="the baseline's run id (suite_runs.run_id)")
+    compare.add_argument("candidate", metavar="CANDIDATE", help="the candidate's run id")
+    gate_command.add_comparison_args(compare)
     for verb in (show, run):
         verb.add_argument("suite", help="name (its latest version), name-vN, or a suite folder")
     for verb in (listing, show, run):
@@ -51,6 +61,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def main(args: argparse.Namespace) -> int:
     from otelbench.bench_runner import agent_suite, suite_console
 
+    if args.verb == "compare":
+        return gate_command.compare(args, "otelbench suite compare", suite_runs=(args.base, args.candidate))
     root = args.root or agent_suite.SUITES_DIR
     try:
         if args.verb == "list":

@@ -37,8 +37,9 @@ ORDER BY 1, 2"""
 
 # -- bench results --------------------------------------------------------------------
 
-BENCH_RESULT = """SELECT trace_id, model, provider, server_kind, suite, suite_version, speed_version, quick, runs,
-       quantization, architecture, hardware_cpu, hardware_gpus, hardware_ram_bytes, status, start_time
+BENCH_RESULT = """SELECT trace_id, model, provider, server_kind, server_version, suite, suite_version, speed_version,
+       quick, runs, quantization, architecture, gguf_sha256, hardware_cpu, hardware_gpus, hardware_ram_bytes,
+       status, start_time
 FROM bench_results WHERE trace_id = $trace_id"""
 
 # One row per judged test of the model run.

@@ -14,6 +14,7 @@ Views (documented column by column in docs/schema.md):
   ``tool_call_links``: each tool call's asking llm call (``storage.queries.tool_links``).
 - ``agent_runs``: one row per trace that did any llm, agent or tool work.
 - ``bench_results``, ``bench_tests``: ``otelbench bench`` results (storage.queries.bench).
+- ``gate_verdicts``: ``otelbench gate`` verdicts (storage.queries.gate_verdicts).
 - ``suite_cases``, ``suite_runs``: ``otelbench suite run`` results (storage.queries.suites).
 - ``conventions``, ``conventions_keys``, ``conventions_events``: what each instrumentation
   scope sends, for ``otelbench doctor`` (storage.queries.conventions).
@@ -38,6 +39,7 @@ from pathlib import Path
 
 from otelbench.storage.queries import conventions
 from otelbench.storage.queries.bench import bench_results_sql, bench_tests_sql
+from otelbench.storage.queries.gate_verdicts import gate_verdicts_sql
 from otelbench.storage.queries.suites import suite_cases_sql, suite_runs_sql
 from otelbench.storage.queries.tables import lake_location, parents_cte, read_table_sql, view_sql
 from otelbench.storage.queries.runs import COSTED_S, OUTERMOST
@@ -46,7 +48,7 @@ from otelbench.storage.schema import tables
 
 # The views this module defines, beside one per lake table (storage.queries.tables).
 COMPUTED_VIEWS = ("span_messages", "span_agents", "llm_calls", "tool_calls", "tool_call_links", "agent_runs", "bench_results",
-                  "bench_tests", "suite_cases", "suite_runs", "key_usage", *conventions.VIEWS)
+                  "bench_tests", "suite_cases", "suite_runs", "gate_verdicts", "key_usage", *conventions.VIEWS)
 
 
 # --------------------------------------------------------------------------- messages
@@ -432,6 +434,7 @@ def view_ddl(lake_root: str | Path) -> list[str]:
         bench_tests_sql(),
         suite_cases_sql(),
         suite_runs_sql(),
+        gate_verdicts_sql(),
         KEY_USAGE_SQL,
         *conventions.views_sql(lake_root),
     ]

@@ -8,13 +8,15 @@ import os
 import shutil
 from pathlib import Path
 
+import httpx
 import numpy as np
 import pytest
 
 gguf = pytest.importorskip("gguf")
 
 from otelbench.bench_runner.gguf import ArraySummary, GgufError, read_gguf, read_header, _parse  # noqa: E402
-from otelbench.bench_runner.model_files import SearchRoots, Status, default_roots, locate_gguf, match_score  # noqa: E402
+from otelbench.bench_runner.model_files import (  # noqa: E402
+    SearchRoots, Status, default_roots, file_sha256, locate_gguf, match_score)
 from otelbench.bench_runner.llama_server import EmbeddedModelMissing, LlamaServer, find_embedded_model  # noqa: E402
 
 REAL_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -333,6 +335,24 @@ def test_match_score(model_id: str, label: str, low: float, high: float) -> None
     assert low <= match_score(model_id, label) <= high
 
 
+def test_a_file_sha256_is_its_contents_and_read_again_only_when_the_file_changed(real_gguf: Path,
+                                                                                  tmp_path: Path) -> None:
+    import hashlib
+
+    from otelbench.bench_runner import model_files
+
+    assert file_sha256(real_gguf) == hashlib.sha256(real_gguf.read_bytes()).hexdigest()
+    path = tmp_path / "m.gguf"
+    path.write_bytes(b"GGUF one")
+    first = file_sha256(path)
+    reads = model_files._sha256.cache_info().misses
+    assert file_sha256(path) == first and model_files._sha256.cache_info().misses == reads  # read once
+    path.write_bytes(b"GGUF two, longer")  # another size (and modification time): read again
+    assert file_sha256(path) == hashlib.sha256(b"GGUF two, longer").hexdigest() != first
+    with pytest.raises(OSError):
+        file_sha256(tmp_path / "gone.gguf")
+
+
 # --- the real server -------------------------------------------------------------------
 
 
@@ -344,6 +364,8 @@ def test_llama_cpp_server_id_resolves(llama_server: LlamaServer, tmp_path: Path)
     # The id is a name, not a path: the server's /props say which file it loaded.
     info = probe(llama_server.base_url)
     assert info.kind == "llama_cpp" and info.paths_for(llama_server.model_id) == (str(llama_server.model_path),)
+    props = httpx.get(llama_server.root_url + "/props").json()
+    assert info.version == props["build_info"] and info.version  # the build, as the server states it
     found = locate_gguf(llama_server.model_id, server_paths=info.paths_for(llama_server.model_id),
                         roots=default_roots(tmp_path))
     assert found.status is Status.READY, found.reason

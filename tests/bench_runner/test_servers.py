@@ -56,3 +56,44 @@ def test_a_models_answer_that_is_not_a_model_list_is_a_clear_error(body: bytes) 
 ])
 def test_a_model_reads_as_its_file_name_only_when_its_id_is_a_path(model_id: str, label: str) -> None:
     assert model_label(model_id) == label
+
+
+@pytest.mark.parametrize("routes, kind, version", [
+    ({"/v1/models": {"data": [{"id": "llama3.1:8b"}]}, "/api/tags": {"models": []},
+      "/api/version": {"version": "0.5.7"}}, "ollama", "0.5.7"),
+    ({"/v1/models": {"data": [{"id": "Qwen/Qwen2.5-7B", "owned_by": "vllm"}]}, "/version": {"version": "0.6.3"}},
+     "vllm", "0.6.3"),
+    ({"/v1/models": {"data": [{"id": "m", "owned_by": "me"}]}}, "llama_cpp_python", "unknown"),  # says none
+    ({"/v1/models": {"data": [{"id": "m"}]}, "/props": {"model_path": "/m.gguf", "build_info": "b4567-1a2b3c"}},
+     "llama_cpp", "b4567-1a2b3c"),
+    ({"/v1/models": {"data": []}, "/api/tags": {"models": []}, "/api/version": {"version": {"no": "string"}}},
+     "ollama", "unknown"),
+])
+def test_a_server_is_identified_with_the_version_it_states(routes: dict[str, object], kind: str,
+                                                            version: str) -> None:
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    from otelbench.bench_runner.servers import identify
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            body = routes.get(self.path)
+            self.send_response(200 if body is not None else 404)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(json.dumps(body or {}).encode())
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        assert identify(f"http://127.0.0.1:{server.server_port}/v1") == (kind, version)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert identify(f"http://127.0.0.1:{server.server_port}/v1") == ("unknown", "unknown")  # nobody answers
+    assert identify(None) == identify("") == ("unknown", "unknown")

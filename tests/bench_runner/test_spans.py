@@ -76,6 +76,8 @@ def test_bench_results_is_one_row_per_model_run(benched: dict[str, Any], lake: G
         assert row["confidence"] == result["plausibility"]["confidence"]
         assert row["confidence_reasons"] == [r["message"] for r in result["plausibility"]["reasons"]]
         assert row["quantization"] is None and row["architecture"] is None  # the stub has no GGUF
+        assert row["gguf_sha256"] is None and result["gguf"]["sha256"] is None
+        assert row["server_version"] == "unknown"  # the stub states none
 
     ok, failed = got["normal"], got["http500"]
     medium = benched["runs"]["normal"].result["summary"]["cases"]["medium-200"]

@@ -70,6 +70,7 @@ KINDS = {
     "/api/home": "json", "/api/runs/{trace_id}": "json", "/api/vs/{pair:path}": "json",
     "/api/models/{name:path}": "json", "/api/benchmarks": "json", "/api/benchmarks/{suite:path}": "json",
     "/api/links/{name:path}": "json", "/badge/{name:path}.svg": "svg", "/og/{name:path}.png": "image",
+    "/gate/agent/{name:path}.svg": "svg", "/gate/suite/{suite:path}.svg": "svg",
     "/doctor": "html", "/api/doctor": "json", "/search": "html", "/api/search": "json",
     "/live/leaderboard": "live", "/live/agents/{name:path}": "live", "/mcp": "mcp",
     # routes that take no data at all: checked for canaries all the same

@@ -1,6 +1,8 @@
 """What other pages show of one agent: its embed (``/embed/{name}``), its badge
 (``/badge/{name}.svg``), its share image's figures (``/og/{name}.png``) and the signed
-links that let a page without the key show a private agent's (``/api/links/{name}``).
+links that let a page without the key show a private agent's (``/api/links/{name}``);
+and the latest ``otelbench gate`` verdict about an agent or a suite, as a badge
+(``/gate/agent/{name}.svg``, ``/gate/suite/{suite}.svg``).
 The route draws them (web/badge.py, web/share.py); an unknown or private agent is
 NotFound here (a badge says "not found" instead: it is an image)."""
 
@@ -9,9 +11,10 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from otelbench.storage.queries import gate_verdicts
 from otelbench.web import series
 from otelbench.web.access import MAX_LINK_TTL_S, Access
-from otelbench.web.badge import BADGE_METRICS, badge_value
+from otelbench.web.badge import BADGE_METRICS, badge_value, gate_badge_value
 from otelbench.web.errors import BadRequest, NotFound, choice
 from otelbench.web.pages.agent import agent
 from otelbench.web.share import CardFigures
@@ -35,6 +38,14 @@ def badge(site: Site, name: str, params: Any) -> tuple[str, str, str]:
     metric = choice(params, "metric", BADGE_METRICS, "success")
     figures = site.figures("all").get(name)
     return badge_value(figures, metric) if figures else ("agent", "not found", "none")
+
+
+def gate_badge(site: Site, of: str, name: str) -> tuple[str, str, str]:
+    """(label, value, colour) of the latest gate verdict about agent or suite ``name``
+    (``of``) this reader may see; "gate: no verdict" when there is none."""
+    sql = gate_verdicts.LATEST_OF_AGENT if of == "agent" else gate_verdicts.LATEST_OF_SUITE
+    rows = site.rows(sql, name=name)
+    return gate_badge_value(rows[0]["verdict"] if rows else None)
 
 
 def card_figures(site: Site, name: str) -> CardFigures:
