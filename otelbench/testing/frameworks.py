@@ -73,6 +73,22 @@ def load_lake(folder: Path, root: Path) -> None:
     sink.write(f"{1:020d}", sink.take())
 
 
+def post(folder: Path, endpoint: str) -> int:
+    """Every recorded OTLP/JSON request of ``folder`` sent again, as recorded, to the OTLP/HTTP
+    receiver at ``endpoint`` (``http://host:port``); returns how many were sent."""
+    import httpx
+
+    sent = 0
+    with httpx.Client(trust_env=False, timeout=30) as client:
+        for signal in SIGNALS:
+            for path in sorted(folder.glob(f"{signal}-*.json"), key=lambda p: int(p.stem.split("-")[-1])):
+                r = client.post(f"{endpoint.rstrip('/')}/v1/{signal}", content=path.read_bytes(),
+                                headers={"content-type": "application/json"})
+                r.raise_for_status()
+                sent += 1
+    return sent
+
+
 def _dicts(result: Any) -> list[dict[str, Any]]:
     return [dict(zip(result.columns, row)) for row in result.rows]
 
