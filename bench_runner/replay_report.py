@@ -58,8 +58,9 @@ def render(report: Report, fixes: dict[str, str] | None = None, width: int = 80)
         for u in report.unreplayable:
             say(f"  /runs/{u.trace_id}  {u.agent}: {u.calls_without_content} llm call(s) without input messages "
                 f"({', '.join(u.scopes) or 'unknown instrumentation'})")
-        for text in sorted({(fixes or {}).get(s, "") for u in report.unreplayable for s in u.scopes} - {""}):
-            say(f"  fix (otelbench doctor): {text}")
+        for scope in sorted({s for u in report.unreplayable for s in u.scopes}):
+            if (fixes or {}).get(scope):
+                say(f"  fix for {scope or 'unknown instrumentation'} (otelbench doctor): {(fixes or {})[scope]}")
     if report.without_calls:
         say(f"{len(report.without_calls)} run(s) hold no llm call: nothing to replay")
     for note in dict.fromkeys(report.notes):

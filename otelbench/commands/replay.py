@@ -7,10 +7,12 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from otelbench.collector import DEFAULT_URL
 from otelbench.storage import DEFAULT_LAKE
 if TYPE_CHECKING:
     from otelbench.bench_runner.replay import RecordedRun, Report
@@ -44,6 +46,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                       help="the longest silence within one reply (default: %(default)s)")
     p.add_argument("--lake", default=DEFAULT_LAKE, help=f"lake folder or s3://bucket/prefix (default: {DEFAULT_LAKE})")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.add_argument("--otlp-endpoint", default=os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", DEFAULT_URL),
+                   help="where the results go as spans, read back by the replay_runs view (default: "
+                        "$OTEL_EXPORTER_OTLP_ENDPOINT, else %(default)s)")
+    p.add_argument("--no-otel", action="store_true", help="do not export the results as spans")
     p.set_defaults(func=main)
 
 
@@ -85,14 +91,26 @@ def main(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return _usage(str(exc))
     fixes = {scope: fix("messages", scope) for u in report.unreplayable for scope in u.scopes}
+    exported = None
+    if report.runs and not args.no_otel:
+        from otelbench.bench_runner.replay_spans import export
+
+        exported = export(report, args.otlp_endpoint)
+        if exported["failures"]:
+            print(f"otelbench replay: the results did not all reach {args.otlp_endpoint} as spans "
+                  f"({exported['failures']} failed exports); is the collector running? (--no-otel: do not send)",
+                  file=sys.stderr)
     if args.json:
-        print(json.dumps(report.to_dict(fixes), indent=2, default=str))
+        print(json.dumps({**report.to_dict(fixes), "spans": exported}, indent=2, default=str))
     else:
         from rich.console import Console
 
         from otelbench.bench_runner.replay_report import render
 
         sys.stdout.write(render(report, fixes, Console().width))  # the terminal's, else $COLUMNS, else 80
+        if exported and not exported["failures"]:
+            print(f"results sent as spans to {args.otlp_endpoint}: otelbench sql \"SELECT * FROM replay_runs "
+                  f"WHERE replay_id = '{exported['replay_id']}'\"")
     return 0 if report.runs else 1
 
 

@@ -5,9 +5,13 @@ Runs are picked from ``agent_runs`` (one agent in a time window), ``cluster_memb
 failure cluster of an agent) or ``suite_cases`` (one suite run's traces). A sample is the
 first ``$limit`` runs ordered by a hash of the trace id: the same runs each time, spread
 over the window rather than its newest end. Every statement takes bound parameters.
+
+The replay's results come back as the ``replay_runs`` view, over the spans it exports.
 """
 
 from __future__ import annotations
+
+from otelbench.storage.queries.bench import bench_attr, bench_spans
 
 RUNS_OF_AGENT = """SELECT trace_id, agent FROM agent_runs
 WHERE agent = $agent AND start_time >= $start AND start_time < $end
@@ -39,3 +43,35 @@ FROM llm_calls AS c
 JOIN spans AS s ON s.trace_id = c.trace_id AND s.span_id = c.span_id
 WHERE list_contains($trace_ids, c.trace_id) AND list_contains($trace_ids, s.trace_id)
 ORDER BY c.trace_id, c.start_time, c.span_id"""
+
+
+def replay_runs_sql() -> str:
+    """One row per replayed run: the ``replay run`` spans ``otelbench replay`` exports
+    (bench_runner/replay_spans.py), read from their ``bench.replay.*`` attributes."""
+    return f"""CREATE OR REPLACE VIEW replay_runs AS
+SELECT
+    s.trace_id AS replay_trace_id,
+    s.start_time,
+    {bench_attr('bench.replay.id')} AS replay_id,
+    {bench_attr('bench.replay.candidate')} AS candidate,
+    {bench_attr('bench.replay.trace_id')} AS trace_id,
+    {bench_attr('bench.replay.agent')} AS agent,
+    {bench_attr('bench.replay.calls', 'INTEGER')} AS calls,
+    {bench_attr('bench.replay.calls_matching', 'INTEGER')} AS calls_matching,
+    {bench_attr('bench.replay.behaviour_matches', 'BOOLEAN')} AS behaviour_matches,
+    {bench_attr('bench.replay.at_least_as_good', 'BOOLEAN')} AS at_least_as_good,
+    {bench_attr('bench.replay.answer_agrees', 'BOOLEAN')} AS answer_agrees,
+    {bench_attr('bench.replay.answer_agreement', 'DOUBLE')} AS answer_agreement,
+    {bench_attr('bench.replay.divergence', 'DOUBLE')} AS divergence,
+    {bench_attr('bench.replay.recorded.ttft_ms', 'DOUBLE')} AS recorded_ttft_ms,
+    {bench_attr('bench.replay.candidate.ttft_ms', 'DOUBLE')} AS candidate_ttft_ms,
+    {bench_attr('bench.replay.recorded.model_ms', 'DOUBLE')} AS recorded_model_ms,
+    {bench_attr('bench.replay.candidate.model_ms', 'DOUBLE')} AS candidate_model_ms,
+    {bench_attr('bench.replay.recorded.output_tokens', 'BIGINT')} AS recorded_output_tokens,
+    {bench_attr('bench.replay.candidate.output_tokens', 'BIGINT')} AS candidate_output_tokens,
+    {bench_attr('bench.replay.candidate.answer')} AS candidate_answer,
+    {bench_attr('bench.replay.errors', 'VARCHAR[]')} AS errors,
+    s.owner,
+    s.date
+FROM spans AS s
+WHERE {bench_spans('replay_run')}"""

@@ -7,6 +7,8 @@ and the pure parts (requests rebuilt, arguments compared) as tables."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -37,13 +39,16 @@ def trace_id(stack: str) -> str:
     return ids.pop()
 
 
-def lake_of(tmp: Path, stacks: tuple[str, ...]) -> Path:
-    """A lake holding ``stacks``' recorded runs, sent over OTLP/HTTP to a real collector."""
+@contextmanager
+def recording(tmp: Path, stacks: tuple[str, ...]) -> Iterator[tuple[Path, str]]:
+    """A real collector whose lake holds ``stacks``' recorded runs, sent to it over OTLP/HTTP:
+    (the lake's folder, the collector's OTLP/HTTP endpoint), while in ``with``."""
     from otelbench.collector.wiring import Collector
     from otelbench.testing.collector import collector_config
 
     collector = Collector(collector_config(tmp)).start()
     lake = Path(collector.config.exporters.parquet.path)
+    endpoint = f"http://127.0.0.1:{collector.http_port}"
 
     def runs() -> int:
         with open_lake(lake) as gw:
@@ -51,11 +56,16 @@ def lake_of(tmp: Path, stacks: tuple[str, ...]) -> Path:
 
     try:
         for stack in stacks:
-            fw.post(RECORDED / stack, f"http://127.0.0.1:{collector.http_port}")
+            fw.post(RECORDED / stack, endpoint)
         wait_for(lambda: runs() == len(stacks), what="the recorded runs in the lake")
+        yield lake, endpoint
     finally:
         collector.stop()
-    return lake
+
+
+def lake_of(tmp: Path, stacks: tuple[str, ...]) -> Path:
+    with recording(tmp, stacks) as (lake, _):
+        return lake
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +80,7 @@ def stub() -> Any:
 
 
 def replay_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:
-    code = main(["replay", *args, "--json"])
+    code = main(["replay", *args, "--json", "--no-otel"])
     return code, json.loads(capsys.readouterr().out)
 
 
@@ -135,7 +145,7 @@ def test_runs_without_content_are_refused_with_the_doctors_fix(tmp_path: Path,
     """Nothing to replay: exit 1, no server needed (none is given, the embedded one is not
     started), each run named with its instrumentation and the fix."""
     lake = lake_of(tmp_path, ("google-adk",))
-    assert main(["replay", "--agent", "weather_agent", "--lake", str(lake)]) == 1
+    assert main(["replay", "--agent", "weather_agent", "--lake", str(lake), "--no-otel"]) == 1
     out = capsys.readouterr().out
     assert f"/runs/{trace_id('google-adk')}" in out and "recorded without message content" in out
     adk = fix("messages", "gcp.vertex.agent")
@@ -172,11 +182,39 @@ def test_the_window_and_the_sample_pick_runs(lake: Path, stub: Any, capsys: pyte
 def test_the_terminal_table(lake: Path, stub: Any, capsys: pytest.CaptureFixture[str]) -> None:
     url = stub.base_url("by-model", ttft_ms=5, gap_ms=0)
     assert main(["replay", "--agent", "weather_agent", "--lake", str(lake), "--base-url", url,
-                 "--model", "weather-berlin"]) == 0
+                 "--model", "weather-berlin", "--no-otel"]) == 0
     out = capsys.readouterr().out
     assert "0/4 (0 %)" in out and "4/4 (100 %)" in out and "4/8 (50 %)" in out
     assert all(f"/runs/{trace_id(s)}" in out for s in WITH_CONTENT)
     assert "2 run(s) not replayed" in out
+
+
+def test_results_reach_the_lake_as_bench_spans(tmp_path: Path, stub: Any,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """Through the real collector into the replay_runs view, one row per replayed run as the
+    report has it; none of it is an agent run or an llm call."""
+    url = stub.base_url("by-model", ttft_ms=5, gap_ms=0)
+    with recording(tmp_path, WITH_CONTENT) as (lake, endpoint):
+        code = main(["replay", "--agent", "weather_agent", "--lake", str(lake), "--base-url", url,
+                     "--model", "weather-berlin", "--otlp-endpoint", endpoint, "--json"])
+        report = json.loads(capsys.readouterr().out)
+        assert code == 0 and report["spans"]["failures"] == 0
+        replay_id = report["spans"]["replay_id"]
+
+        def rows() -> list[tuple[Any, ...]]:
+            with open_lake(lake) as gw:
+                return gw.query("""SELECT trace_id, agent, candidate, calls, calls_matching, behaviour_matches,
+                                          at_least_as_good, divergence, candidate_output_tokens, candidate_answer
+                                   FROM replay_runs WHERE replay_id = $id ORDER BY trace_id""",
+                                {"id": replay_id}, max_rows=None).rows
+
+        wait_for(lambda: len(rows()) == len(WITH_CONTENT), what="the replay's spans in the lake")
+        assert rows() == sorted((r["trace_id"], r["agent"], "weather-berlin", r["calls"], r["calls_matching"],
+                                 r["behaviour_matches"], r["at_least_as_good"], r["divergence"],
+                                 r["candidate_output_tokens"], r["candidate_answer"]) for r in report["runs"])
+        with open_lake(lake) as gw:
+            assert gw.query("SELECT count(*) FROM agent_runs", max_rows=None).rows[0][0] == len(WITH_CONTENT)
+            assert gw.query("SELECT count(*) FROM llm_calls", max_rows=None).rows[0][0] == 2 * len(WITH_CONTENT)
 
 
 # -- the pure parts ---------------------------------------------------------------------------
