@@ -39,7 +39,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     cand = p.add_argument_group("the candidate")
     cand.add_argument("--base-url", help="OpenAI-compatible base URL (default: the embedded model, started for "
                                          "the replay)")
-    cand.add_argument("--model", help="the model id the server knows (default: the embedded model's)")
+    cand.add_argument("--model", help="the model id the server knows (default: the one it offers; with no "
+                                      "--base-url, the embedded model)")
     cand.add_argument("--api-key", default=None, help="sent as a bearer token, when the server wants one")
     cand.add_argument("--max-tokens", type=_count, default=512, help="per replayed call (default: %(default)s)")
     cand.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
@@ -114,6 +115,19 @@ def main(args: argparse.Namespace) -> int:
     return 0 if report.runs else 1
 
 
+def _only_model(base_url: str, api_key: str | None) -> str:
+    """The model a server offers, when it offers one; else a usage error naming them."""
+    from otelbench.bench_runner.servers import ServerDown, probe
+
+    try:
+        models = [m.id for m in probe(base_url, api_key or "local").models]
+    except ServerDown as exc:
+        raise ValueError(str(exc)) from exc
+    if len(models) != 1:
+        raise ValueError(f"name the candidate with --model; {base_url} offers {', '.join(models) or 'no model'}")
+    return models[0]
+
+
 def _usage(message: str) -> int:
     print(f"otelbench replay: error: {message}", file=sys.stderr)
     return 2
@@ -123,6 +137,7 @@ def _replay(runs: Sequence[RecordedRun], args: argparse.Namespace) -> Report:
     """On ``--base-url``, else on the embedded model started for the replay."""
     from otelbench.bench_runner import replay
     from otelbench.bench_runner.client import http_client
+    from otelbench.bench_runner.llama_files import EmbeddedModelMissing, LlamaServerError
     from otelbench.bench_runner.llama_server import LlamaServer, find_embedded_model
 
     def on(base_url: str, model: str) -> Report:
@@ -132,13 +147,15 @@ def _replay(runs: Sequence[RecordedRun], args: argparse.Namespace) -> Report:
             return replay.replay(runs, send, model, base_url)
 
     if args.base_url is not None:
-        return on(args.base_url, args.model or "")
+        return on(args.base_url, args.model or _only_model(args.base_url, args.api_key))
     if all(not r.calls or not r.replayable for r in runs):  # nothing to send: no server needed
         return replay.replay(runs, lambda request: replay.Outcome(), "embedded", "")
-    try:
-        model_file = find_embedded_model()
-    except Exception as exc:
-        raise ValueError(f"no --base-url and no embedded model: {exc}") from exc
     print("starting the embedded model (llama.cpp + SmolLM2-135M)…", file=sys.stderr)
-    with LlamaServer(model_file) as server:
-        return on(server.base_url, server.model_id)
+    try:
+        server = LlamaServer(find_embedded_model()).start()
+    except (EmbeddedModelMissing, LlamaServerError) as exc:
+        raise ValueError(f"no --base-url, and the embedded model cannot start: {exc}") from exc
+    try:
+        return on(server.base_url, server.model_id or "")
+    finally:
+        server.stop()

@@ -11,7 +11,8 @@ each answer beside the expected one: ``✓`` the same, ``≈`` an acceptable dif
 reason is in the expected text), ``✗`` a gap.
 
 Used by scripts/compare_frameworks.py (prints it) and tests/test_frameworks.py (holds
-the list of known gaps to it).
+the list of known gaps to it). ``post`` sends a folder's requests, as recorded, to a running
+collector over OTLP/HTTP instead (tests/bench_runner/test_replay.py replays those runs).
 """
 
 from __future__ import annotations

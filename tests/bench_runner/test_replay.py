@@ -165,6 +165,33 @@ def test_usage_errors(lake: Path, capsys: pytest.CaptureFixture[str]) -> None:
                  "--since", "2026-01-01", "--lake", str(lake)]) == 2
 
 
+def test_the_servers_only_model_is_the_candidate(lake: Path, stub: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    code, report = replay_json(capsys, "--agent", "weather_agent", "--lake", str(lake),
+                               "--base-url", stub.base_url("weather", ttft_ms=5, gap_ms=0))
+    assert code == 0 and report["candidate"] == "stub-model"
+    assert report["summaries"][0]["behaviour_matches"] == len(WITH_CONTENT)
+    assert main(["replay", "--agent", "weather_agent", "--lake", str(lake),
+                 "--base-url", stub.base_url("by-model"), "--no-otel"]) == 2
+    assert "name the candidate with --model" in capsys.readouterr().err
+
+
+@pytest.mark.model
+def test_replay_on_the_embedded_model(lake: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """No --base-url: the embedded SmolLM2 is started for the replay, and every recorded call
+    gets a measured, streamed reply from it."""
+    from otelbench.bench_runner.llama_server import LlamaServerMissing, find_llama_server
+
+    try:
+        find_llama_server()
+    except LlamaServerMissing as exc:
+        pytest.skip(str(exc))
+    code, report = replay_json(capsys, "--agent", "weather_agent", "--lake", str(lake), "--max-tokens", "16")
+    assert code == 0 and "SmolLM2" in report["candidate"]
+    assert {r["trace_id"] for r in report["runs"]} == {trace_id(s) for s in WITH_CONTENT}
+    assert all(not r["errors"] and r["candidate_ttft_ms"] > 0 and r["candidate_output_tokens"] > 0
+               for r in report["runs"])
+
+
 def test_the_window_and_the_sample_pick_runs(lake: Path, stub: Any, capsys: pytest.CaptureFixture[str]) -> None:
     url = stub.base_url("by-model", ttft_ms=5, gap_ms=0)
     assert main(["replay", "--agent", "weather_agent", "--window", "2000-01-01..2000-01-02",
