@@ -192,6 +192,20 @@ def test_replay_on_the_embedded_model(lake: Path, capsys: pytest.CaptureFixture[
                for r in report["runs"])
 
 
+def test_a_failure_cluster_picks_its_members(tmp_path: Path, stub: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    import polars as pl
+
+    from otelbench.storage.lake import Lake
+
+    lake = lake_of(tmp_path, WITH_CONTENT)
+    members = [trace_id(s) for s in WITH_CONTENT]
+    Lake(lake).replace("cluster_members", pl.DataFrame({"trace_id": members, "cluster_id": [7, 7, 8, 8]}),
+                       {"agent": "weather_agent"})
+    code, report = replay_json(capsys, "--agent", "weather_agent", "--cluster", "7", "--lake", str(lake),
+                               "--base-url", stub.base_url("by-model", ttft_ms=5, gap_ms=0), "--model", "weather")
+    assert code == 0 and sorted(r["trace_id"] for r in report["runs"]) == sorted(members[:2])
+
+
 def test_the_window_and_the_sample_pick_runs(lake: Path, stub: Any, capsys: pytest.CaptureFixture[str]) -> None:
     url = stub.base_url("by-model", ttft_ms=5, gap_ms=0)
     assert main(["replay", "--agent", "weather_agent", "--window", "2000-01-01..2000-01-02",
