@@ -24,7 +24,7 @@ from typing import Any
 from otelbench.bench_runner import replay_request
 from otelbench.bench_runner.client import DEFAULT_TIMEOUT_S, TokenSource, measure_run
 from otelbench.bench_runner.replay_compare import Outcome, RunComparison, Summary, compare_run, recorded_outcome
-from otelbench.bench_runner.replay_compare import summarize, tool_call
+from otelbench.bench_runner.replay_compare import final_answers, summarize, tool_call
 from otelbench.storage.duckdb import Gateway
 from otelbench.storage.queries import replay as q
 
@@ -95,9 +95,10 @@ class Report:
     unreplayable: list[Unreplayable]
     without_calls: list[str]  # picked runs that hold no llm call
     notes: list[str] = field(default_factory=list)
+    judge: str | None = None  # the judge model that compared the answers, when one did
 
     def to_dict(self, fixes: dict[str, str] | None = None) -> dict[str, Any]:
-        return {"candidate": self.candidate, "base_url": self.base_url,
+        return {"candidate": self.candidate, "base_url": self.base_url, "judge": self.judge,
                 "summaries": [s.to_dict() for s in self.summaries],
                 "runs": [r.to_dict() for r in self.runs],
                 "unreplayable": [{"trace_id": u.trace_id, "agent": u.agent, "link": f"/runs/{u.trace_id}",
@@ -160,6 +161,8 @@ def candidate_outcome(result: Any) -> Outcome:
 
 
 Send = Callable[[replay_request.Request], Outcome]
+# (task, recorded answer, candidate answer) → a judge model's (score 0–1 or None, reason)
+Judge = Callable[[str, str, str], tuple[float | None, str]]
 
 
 def sender(base_url: str, model: str, *, api_key: str | None = None, max_tokens: int = DEFAULT_MAX_TOKENS,
@@ -176,8 +179,9 @@ def sender(base_url: str, model: str, *, api_key: str | None = None, max_tokens:
     return send
 
 
-def replay_run(run: RecordedRun, send: Send, candidate: str, notes: list[str]) -> RunComparison:
-    """Each recorded call of ``run`` sent again, then compared with the recording."""
+def replay_run(run: RecordedRun, send: Send, candidate: str, notes: list[str], judge: Judge | None = None) -> RunComparison:
+    """Each recorded call of ``run`` sent again, then compared with the recording (and the
+    final answers by ``judge``, when given and the candidate did not fail)."""
     replayed = []
     for call in run.calls:
         request = replay_request.build(call.input_messages or "[]", call.tool_definitions)
@@ -187,7 +191,14 @@ def replay_run(run: RecordedRun, send: Send, candidate: str, notes: list[str]) -
             notes.append(f"{run.trace_id} {call.span_id}: the recorded call asked for a tool but its span carries "
                          "no gen_ai.tool.definitions: the candidate was offered no tools")
         replayed.append(send(request))
-    return compare_run(run.trace_id, run.agent, candidate, run.task, [c.outcome for c in run.calls], replayed)
+    recorded = [c.outcome for c in run.calls]
+    score, reason = None, None
+    if judge is not None and not any(o.error for o in replayed):
+        score, reason = judge(run.task, *final_answers(recorded, replayed))
+        if score is None:
+            notes.append(f"{run.trace_id}: not judged, the deterministic checks decide: {reason}")
+    return compare_run(run.trace_id, run.agent, candidate, run.task, recorded, replayed, judge_score=score,
+                       judge_reason=reason)
 
 
 def pick(gw: Gateway, sel: Selection) -> list[RecordedRun]:
@@ -195,8 +206,8 @@ def pick(gw: Gateway, sel: Selection) -> list[RecordedRun]:
     return read_runs(gw, select(gw, sel))
 
 
-def replay(runs: Sequence[RecordedRun], send: Send, candidate: str, base_url: str,
-           progress: Callable[[int, int], None] = lambda done, total: None) -> Report:
+def replay(runs: Sequence[RecordedRun], send: Send, candidate: str, base_url: str, judge: Judge | None = None,
+           judge_name: str | None = None, progress: Callable[[int, int], None] = lambda done, total: None) -> Report:
     """Refuse the runs without content, replay the rest, sum them up."""
     without_calls = [r.trace_id for r in runs if not r.calls]
     unreplayable = [Unreplayable(r.trace_id, r.agent, sum(not c.input_messages for c in r.calls),
@@ -206,6 +217,7 @@ def replay(runs: Sequence[RecordedRun], send: Send, candidate: str, base_url: st
     notes: list[str] = []
     comparisons = []
     for i, run in enumerate(todo):
-        comparisons.append(replay_run(run, send, candidate, notes))
+        comparisons.append(replay_run(run, send, candidate, notes, judge))
         progress(i + 1, len(todo))
-    return Report(candidate, base_url, comparisons, summarize(comparisons), unreplayable, without_calls, notes)
+    return Report(candidate, base_url, comparisons, summarize(comparisons), unreplayable, without_calls, notes,
+                  judge_name if judge is not None else None)

@@ -8,10 +8,12 @@ Pure functions over what each side of each llm call did (``Outcome``):
 - **final answer**: the text of the run's last call, the candidate's checked against the
   recorded one with the judge's deterministic answer checks (processors/judge/reference.py:
   the number, the JSON values or the answer words it holds) and its signals (an empty
-  answer, a refusal). The judge model's own comparison is not asked here;
+  answer, a refusal);
 - a run's **behaviour matches** when every call asks for the same tools and the final
   answer agrees; it is **at least as good** when the candidate did not fail and its
   answer agrees, or the recording's answer was empty or a refusal and the candidate's is not;
+  when a judge model compared the two answers (bench_runner/replay_judge.py), its grade
+  decides instead: at least as good at a score of 0.5 ("as good") or more;
 - its **divergence**: the share of calls whose tool calls differ, plus what the answer
   misses (1 − agreement; 1 when the candidate failed), so 0 to 2, largest first.
 """
@@ -27,6 +29,7 @@ from typing import Any
 from otelbench.processors.judge.reference import Agreement, agreement
 from otelbench.processors.judge.signals import is_refusal
 
+AS_GOOD_SCORE = 0.5  # a judge's grade 3 of 1–5: as good as the recorded answer
 ANSWER_AGREES = 0.8  # the share of the recorded answer's numbers / values / words the candidate's must hold
 MOST_DIVERGENT = 5
 
@@ -97,6 +100,8 @@ class RunComparison:
     recorded_output_tokens: int | None
     candidate_output_tokens: int | None
     errors: list[str] = field(default_factory=list)  # the candidate's failed calls
+    judge_score: float | None = None  # the judge model's grade of the candidate against the recording, 0–1
+    judge_reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -113,12 +118,19 @@ def _bad(text: str) -> bool:
     return not text.strip() or is_refusal(text)
 
 
+def final_answers(recorded: Sequence[Outcome], replayed: Sequence[Outcome]) -> tuple[str, str]:
+    """The run's final answer on each side: its last call's text."""
+    return recorded[-1].text, replayed[-1].text
+
+
 def compare_run(trace_id: str, agent: str, candidate: str, task: str, recorded: Sequence[Outcome],
-                replayed: Sequence[Outcome]) -> RunComparison:
-    """One run: ``recorded[i]`` and ``replayed[i]`` are the two sides of its i-th call."""
+                replayed: Sequence[Outcome], *, judge_score: float | None = None,
+                judge_reason: str | None = None) -> RunComparison:
+    """One run: ``recorded[i]`` and ``replayed[i]`` are the two sides of its i-th call;
+    ``judge_score``: a judge model's grade of the final answers, when one was asked."""
     matching = sum(same_tool_calls(r, c) and c.error is None for r, c in zip(recorded, replayed))
     errors = [c.error for c in replayed if c.error]
-    rec_answer, cand_answer = recorded[-1].text, replayed[-1].text
+    rec_answer, cand_answer = final_answers(recorded, replayed)
     check = agreement(cand_answer, rec_answer, task)
     if check is None:
         agrees = " ".join(rec_answer.split()).lower() == " ".join(cand_answer.split()).lower()
@@ -131,12 +143,14 @@ def compare_run(trace_id: str, agent: str, candidate: str, task: str, recorded: 
         trace_id=trace_id, agent=agent, candidate=candidate, calls=len(recorded), calls_matching=matching,
         recorded_answer=rec_answer, candidate_answer=cand_answer, answer=check, answer_agrees=agrees,
         behaviour_matches=matching == len(recorded) and agrees,
-        at_least_as_good=not errors and (agrees or better_than_nothing),
+        at_least_as_good=not errors and (judge_score >= AS_GOOD_SCORE if judge_score is not None
+                                         else agrees or better_than_nothing),
         divergence=round((len(recorded) - matching) / len(recorded) + missed, 4),
         recorded_ttft_ms=recorded[0].ttft_ms, candidate_ttft_ms=replayed[0].ttft_ms,
         recorded_model_ms=_sum(o.e2e_ms for o in recorded), candidate_model_ms=_sum(o.e2e_ms for o in replayed),
         recorded_output_tokens=_sum(o.output_tokens for o in recorded),
-        candidate_output_tokens=_sum(o.output_tokens for o in replayed), errors=errors)
+        candidate_output_tokens=_sum(o.output_tokens for o in replayed), errors=errors,
+        judge_score=judge_score, judge_reason=judge_reason)
 
 
 # -- per agent and candidate --------------------------------------------------------------
@@ -174,6 +188,7 @@ class Summary:
     at_least_as_good: int
     calls: int
     calls_matching: int
+    judged: int  # runs a judge model graded
     ttft_ms: Change  # median of the first call's
     model_ms: Change  # median of each run's llm time
     output_tokens: Change  # mean per run
@@ -191,7 +206,7 @@ class Summary:
         return {"agent": self.agent, "candidate": self.candidate, "runs": self.runs,
                 "behaviour_matches": self.behaviour_matches, "match_share": self.match_share,
                 "at_least_as_good": self.at_least_as_good, "as_good_share": self.as_good_share,
-                "calls": self.calls, "calls_matching": self.calls_matching,
+                "calls": self.calls, "calls_matching": self.calls_matching, "judged": self.judged,
                 "ttft_ms": self.ttft_ms.to_dict(), "model_ms": self.model_ms.to_dict(),
                 "output_tokens": self.output_tokens.to_dict(),
                 "most_divergent": [{"trace_id": r.trace_id, "link": f"/runs/{r.trace_id}", "divergence": r.divergence}
@@ -208,7 +223,7 @@ def summarize(runs: Sequence[RunComparison], most: int = MOST_DIVERGENT) -> list
         diverging = sorted((r for r in rs if r.divergence > 0), key=lambda r: (-r.divergence, r.trace_id))
         out.append(Summary(
             agent, candidate, len(rs), sum(r.behaviour_matches for r in rs), sum(r.at_least_as_good for r in rs),
-            sum(r.calls for r in rs), sum(r.calls_matching for r in rs),
+            sum(r.calls for r in rs), sum(r.calls_matching for r in rs), sum(r.judge_score is not None for r in rs),
             _change((r.recorded_ttft_ms, r.candidate_ttft_ms) for r in rs),
             _change((r.recorded_model_ms, r.candidate_model_ms) for r in rs),
             _change(((r.recorded_output_tokens, r.candidate_output_tokens) for r in rs), statistics.fmean),

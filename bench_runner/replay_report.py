@@ -65,6 +65,8 @@ def render(report: Report, fixes: dict[str, str] | None = None, width: int = 80)
         say(f"{len(report.without_calls)} run(s) hold no llm call: nothing to replay")
     for note in dict.fromkeys(report.notes):
         say(f"note: {note}")
+    judged = sum(s.judged for s in report.summaries)
     say("answers compared with the judge's deterministic checks (numbers, JSON values, answer words); "
-        "the judge model's comparison is not asked")
+        + (f"'at least as good' by {report.judge}'s grade for {judged} of {len(report.runs)} run(s)" if report.judge
+           else "no judge model asked (--judge URL)"))
     return console.export_text()

@@ -39,6 +39,7 @@ def run_attributes(replay_id: str, candidate: str, r: RunComparison) -> dict[str
         "replay.candidate.output_tokens": r.candidate_output_tokens,
         "replay.candidate.answer": r.candidate_answer[:REPLY_CHARS],
         "replay.errors": r.errors,
+        "replay.judge_score": r.judge_score,
     })
 
 

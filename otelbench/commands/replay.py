@@ -45,6 +45,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     cand.add_argument("--max-tokens", type=_count, default=512, help="per replayed call (default: %(default)s)")
     cand.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
                       help="the longest silence within one reply (default: %(default)s)")
+    judge = p.add_argument_group("the judge")
+    judge.add_argument("--judge", metavar="URL", help="an OpenAI-compatible base URL whose model grades each "
+                                                      "candidate answer against the recorded one (default: none, "
+                                                      "the deterministic checks only)")
+    judge.add_argument("--judge-model", help="the judge endpoint's model (default: its first)")
     p.add_argument("--lake", default=DEFAULT_LAKE, help=f"lake folder or s3://bucket/prefix (default: {DEFAULT_LAKE})")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.add_argument("--otlp-endpoint", default=os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", DEFAULT_URL),
@@ -140,11 +145,18 @@ def _replay(runs: Sequence[RecordedRun], args: argparse.Namespace) -> Report:
     from otelbench.bench_runner.llama_files import EmbeddedModelMissing, LlamaServerError
     from otelbench.bench_runner.llama_server import LlamaServer, find_embedded_model
 
+    judge = None
+    if args.judge:
+        from otelbench.bench_runner.replay_judge import ReplayJudge
+
+        judge = ReplayJudge(args.judge, args.judge_model)
+
     def on(base_url: str, model: str) -> Report:
         with http_client(args.timeout) as client:
             send = replay.sender(base_url, model, api_key=args.api_key, max_tokens=args.max_tokens,
                                  timeout_s=args.timeout, client=client)
-            return replay.replay(runs, send, model, base_url)
+            return replay.replay(runs, send, model, base_url, judge,
+                                 judge and f"{judge.model} at {judge.base_url}")
 
     if args.base_url is not None:
         return on(args.base_url, args.model or _only_model(args.base_url, args.api_key))

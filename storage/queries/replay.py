@@ -71,6 +71,7 @@ SELECT
     {bench_attr('bench.replay.candidate.output_tokens', 'BIGINT')} AS candidate_output_tokens,
     {bench_attr('bench.replay.candidate.answer')} AS candidate_answer,
     {bench_attr('bench.replay.errors', 'VARCHAR[]')} AS errors,
+    {bench_attr('bench.replay.judge_score', 'DOUBLE')} AS judge_score,
     s.owner,
     s.date
 FROM spans AS s

@@ -140,6 +140,31 @@ def test_what_the_candidate_was_sent_and_its_measures(lake: Path, stub: Any,
     assert any("no gen_ai.tool.definitions" in n and trace_id("openai-agents") in n for n in report["notes"])
 
 
+@pytest.mark.parametrize(("answer", "as_good", "score"), [
+    ('{"grade": 2, "reasoning": "It asked for another city."}', 0, 0.25),  # the judge's grade decides
+    ('{"grade": 4, "reasoning": "Right, and says it plainly."}', 4, 0.75),
+    (None, 4, None),  # no grade in its answer: the deterministic checks decide
+])
+def test_a_judge_model_compares_the_answers(lake: Path, stub: Any, capsys: pytest.CaptureFixture[str],
+                                            answer: str | None, as_good: int, score: float | None) -> None:
+    from otelbench.testing.judge_stub import JudgeStub
+
+    url = stub.base_url("by-model", ttft_ms=5, gap_ms=0)
+    with JudgeStub("json" if answer else "garbage", text=answer) as judge:
+        code, report = replay_json(capsys, "--agent", "weather_agent", "--lake", str(lake), "--base-url", url,
+                                   "--model", "weather-berlin", "--judge", judge.base_url)
+        prompts = judge.prompts()
+    assert code == 0 and report["judge"] == f"stub-judge at {judge.base_url}"
+    [summary] = report["summaries"]
+    assert (summary["behaviour_matches"], summary["at_least_as_good"]) == (0, as_good)
+    assert summary["judged"] == (len(WITH_CONTENT) if score is not None else 0)
+    assert [r["judge_score"] for r in report["runs"]] == [score] * len(WITH_CONTENT)
+    assert len(judge.requests) == len(WITH_CONTENT)
+    assert "What is the weather in Paris?" in prompts and "It is sunny in Paris, 22 \\u00b0C." in prompts
+    if score is None:
+        assert sum("not judged" in n for n in report["notes"]) == len(WITH_CONTENT)
+
+
 def test_runs_without_content_are_refused_with_the_doctors_fix(tmp_path: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     """Nothing to replay: exit 1, no server needed (none is given, the embedded one is not
