@@ -179,14 +179,16 @@ def sender(base_url: str, model: str, *, api_key: str | None = None, max_tokens:
     return send
 
 
-def replay_run(run: RecordedRun, send: Send, candidate: str, notes: list[str], judge: Judge | None = None) -> RunComparison:
+def replay_run(run: RecordedRun, send: Send, candidate: str, notes: list[str],
+               judge: Judge | None = None) -> RunComparison:
     """Each recorded call of ``run`` sent again, then compared with the recording (and the
     final answers by ``judge``, when given and the candidate did not fail)."""
     replayed = []
     for call in run.calls:
         request = replay_request.build(call.input_messages or "[]", call.tool_definitions)
         if request.dropped:
-            notes.append(f"{run.trace_id} {call.span_id}: parts not sent again: {', '.join(sorted(set(request.dropped)))}")
+            left_out = ", ".join(sorted(set(request.dropped)))
+            notes.append(f"{run.trace_id} {call.span_id}: parts not sent again: {left_out}")
         if call.outcome.tool_calls and not request.tools:
             notes.append(f"{run.trace_id} {call.span_id}: the recorded call asked for a tool but its span carries "
                          "no gen_ai.tool.definitions: the candidate was offered no tools")

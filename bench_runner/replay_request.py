@@ -45,8 +45,9 @@ def openai_messages(canonical: list[dict[str, Any]]) -> tuple[list[dict[str, Any
             if kind == "text":
                 texts.append(str(p.get("content") or ""))
             elif kind == "tool_call":
+                arguments = _json_text(p.get("arguments") or {})
                 calls.append({"id": p.get("id") or f"call_{len(calls)}", "type": "function",
-                              "function": {"name": p.get("name") or "", "arguments": _json_text(p.get("arguments") or {})}})
+                              "function": {"name": p.get("name") or "", "arguments": arguments}})
             elif kind == "tool_call_response":
                 result = p.get("response", p.get("result"))
                 results.append({"role": "tool", "tool_call_id": p.get("id") or "",

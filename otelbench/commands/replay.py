@@ -133,6 +133,11 @@ def _only_model(base_url: str, api_key: str | None) -> str:
     return models[0]
 
 
+def _progress(done: int, total: int) -> None:
+    """One line on stderr, rewritten as each run is replayed (the embedded model takes seconds a call)."""
+    print(f"\rreplayed {done}/{total} runs", end="\n" if done == total else "", file=sys.stderr, flush=True)
+
+
 def _usage(message: str) -> int:
     print(f"otelbench replay: error: {message}", file=sys.stderr)
     return 2
@@ -155,8 +160,8 @@ def _replay(runs: Sequence[RecordedRun], args: argparse.Namespace) -> Report:
         with http_client(args.timeout) as client:
             send = replay.sender(base_url, model, api_key=args.api_key, max_tokens=args.max_tokens,
                                  timeout_s=args.timeout, client=client)
-            return replay.replay(runs, send, model, base_url, judge,
-                                 judge and f"{judge.model} at {judge.base_url}")
+            return replay.replay(runs, send, model, base_url, judge, judge and f"{judge.model} at {judge.base_url}",
+                                 progress=_progress)
 
     if args.base_url is not None:
         return on(args.base_url, args.model or _only_model(args.base_url, args.api_key))
