@@ -231,6 +231,58 @@ def test_a_failure_cluster_picks_its_members(tmp_path: Path, stub: Any, capsys: 
     assert code == 0 and sorted(r["trace_id"] for r in report["runs"]) == sorted(members[:2])
 
 
+# A suite agent that "runs" by sending pydantic-ai's recorded weather run again as its own
+# telemetry, inside the trace the suite runner gave it (TRACEPARENT), then answers.
+SUITE_AGENT = """import json, os, sys, urllib.request
+sys.stdin.read()
+_, trace, parent, _ = os.environ["TRACEPARENT"].split("-")
+body = json.loads(open(sys.argv[1]).read())
+for rs in body["resourceSpans"]:
+    for ss in rs["scopeSpans"]:
+        for s in ss["spans"]:
+            s["traceId"] = trace
+            s["parentSpanId"] = s.get("parentSpanId") or parent
+url = os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] + "/v1/traces"
+request = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"content-type": "application/json"})
+urllib.request.urlopen(request).read()
+print("It is sunny in Paris, 22 °C.")
+"""
+SUITE = ("name: weather\nversion: 1\ndescription: The weather\nrepeats: 1\ntime_limit_s: 30\ncases:\n"
+         + "".join(f"  - id: w{i}\n    input: What is the weather in Paris?\n    check: {{regex: sunny}}\n"
+                   for i in range(2)))
+
+
+def test_a_suite_run_picks_its_traces(tmp_path: Path, stub: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "suites" / "weather-v1").mkdir(parents=True)
+    (tmp_path / "suites" / "weather-v1" / "suite.yaml").write_text(SUITE)
+    (tmp_path / "agent.py").write_text(SUITE_AGENT)
+    recorded = RECORDED / "pydantic-ai" / "traces-1.json"
+    with recording(tmp_path, ()) as (lake, endpoint):
+        done = subprocess.run(
+            [sys.executable, "-m", "otelbench", "suite", "run", "weather", "--root", str(tmp_path / "suites"),
+             "--agent", f"{sys.executable} {tmp_path / 'agent.py'} {recorded}", "--judge", "none",
+             "--out", str(tmp_path / "out"), "--json"],
+            capture_output=True, text=True, env={**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}, timeout=240)
+        assert done.returncode == 0, done.stderr[-3000:]
+        run_id = json.loads(done.stdout)["run_id"]
+
+        def calls() -> int:
+            with open_lake(lake) as gw:
+                return gw.query("SELECT count(*) FROM llm_calls AS l JOIN suite_cases AS c USING (trace_id) "
+                                "WHERE c.run_id = $id", {"id": run_id}, max_rows=None).rows[0][0]
+
+        wait_for(lambda: calls() == 4, what="the suite's cases and the agent's calls in the lake")
+    code, report = replay_json(capsys, "--suite-run", run_id, "--lake", str(lake),
+                               "--base-url", stub.base_url("by-model", ttft_ms=5, gap_ms=0), "--model", "weather")
+    assert code == 0
+    [summary] = report["summaries"]
+    assert (summary["agent"], summary["runs"], summary["behaviour_matches"]) == ("weather_agent", 2, 2)
+
+
 def test_the_window_and_the_sample_pick_runs(lake: Path, stub: Any, capsys: pytest.CaptureFixture[str]) -> None:
     url = stub.base_url("by-model", ttft_ms=5, gap_ms=0)
     assert main(["replay", "--agent", "weather_agent", "--window", "2000-01-01..2000-01-02",
