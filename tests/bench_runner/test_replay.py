@@ -1,7 +1,10 @@
 """``otelbench replay`` end to end: agent runs recorded from real frameworks
 (tests/testdata/recorded/) sent again through a real collector into a real lake, replayed
 through the CLI on the canned OpenAI-compatible stub, whose candidates match the recorded
-behaviour or not by design; runs recorded without content refused with the doctor's fix;
+behaviour or not by design; runs picked by agent, window, sample, failure cluster and
+suite run (the real ``otelbench suite run``); a judge model's grade (the judge stub); the
+results back through the collector as bench spans; runs recorded without content refused
+with the doctor's fix; the embedded model as the default candidate (``model`` marker);
 and the pure parts (requests rebuilt, arguments compared) as tables."""
 
 from __future__ import annotations
