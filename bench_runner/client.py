@@ -261,15 +261,17 @@ def build_request(
     temperature: float = 0.0,
     cache_prompt: bool | None = False,
     extra_body: Mapping[str, Any] | None = None,
+    nonce_in_prompt: bool = True,
 ) -> dict[str, Any]:
-    """The request body, with the nonce at the very start of the first message.
+    """The request body, with the nonce at the very start of the first message
+    (``nonce_in_prompt=False``: the messages exactly as given, as a replay sends them).
 
     The nonce defeats prefix caches (llama.cpp reuses the longest matching prefix);
     a chat template's fixed text before the first message can still be reused, which
     is why prefill uses the *uncached* prompt count when the server reports one.
     """
     msgs = [{"role": "user", "content": messages}] if isinstance(messages, str) else [dict(m) for m in messages]
-    if msgs:
+    if msgs and nonce_in_prompt:
         first = msgs[0]
         content = first.get("content")
         if isinstance(content, list):
@@ -417,6 +419,7 @@ def measure_run(
     api_key: str | None = None,
     count_tokens: TokenCounter | None = None,
     clock: Clock = time.perf_counter_ns,
+    nonce_in_prompt: bool = True,
 ) -> RunResult:
     """Stream one chat completion from ``base_url`` (…/v1) and time it. Never raises for
     server or transport failures. Pass a shared ``client`` to reuse its connection.
@@ -426,11 +429,13 @@ def measure_run(
     a stale connection): llama-server's router closes its side after some proxied answers."""
     result = _measure_once(base_url, model, messages, max_tokens=max_tokens, temperature=temperature,
                            cache_prompt=cache_prompt, extra_body=extra_body, nonce=nonce, client=client,
-                           timeout_s=timeout_s, api_key=api_key, count_tokens=count_tokens, clock=clock)
+                           timeout_s=timeout_s, api_key=api_key, count_tokens=count_tokens, clock=clock,
+                           nonce_in_prompt=nonce_in_prompt)
     if result.error_kind == ErrorKind.TRANSPORT and result.http_status is None and result.connect_ms is None:
         result = _measure_once(base_url, model, messages, max_tokens=max_tokens, temperature=temperature,
                                cache_prompt=cache_prompt, extra_body=extra_body, nonce=nonce, client=client,
-                               timeout_s=timeout_s, api_key=api_key, count_tokens=count_tokens, clock=clock)
+                               timeout_s=timeout_s, api_key=api_key, count_tokens=count_tokens, clock=clock,
+                               nonce_in_prompt=nonce_in_prompt)
     return result
 
 
@@ -449,11 +454,12 @@ def _measure_once(
     api_key: str | None,
     count_tokens: TokenCounter | None,
     clock: Clock,
+    nonce_in_prompt: bool = True,
 ) -> RunResult:
     url = base_url.rstrip("/") + "/chat/completions"
     nonce = nonce or secrets.token_hex(6)
     body = build_request(model, messages, nonce, max_tokens=max_tokens, temperature=temperature,
-                         cache_prompt=cache_prompt, extra_body=extra_body)  # fmt: skip
+                         cache_prompt=cache_prompt, extra_body=extra_body, nonce_in_prompt=nonce_in_prompt)  # fmt: skip
     content = orjson.dumps(body)  # encoded before the clock starts
     headers = {"content-type": "application/json", "accept": "text/event-stream"}
     if api_key:

@@ -29,6 +29,7 @@ COMMANDS = (
     "otelbench.commands.init",
     "otelbench.commands.suite",
     "otelbench.commands.gate",
+    "otelbench.commands.replay",
 )
 
 

@@ -11,7 +11,8 @@ each answer beside the expected one: ``✓`` the same, ``≈`` an acceptable dif
 reason is in the expected text), ``✗`` a gap.
 
 Used by scripts/compare_frameworks.py (prints it) and tests/test_frameworks.py (holds
-the list of known gaps to it).
+the list of known gaps to it). ``post`` sends a folder's requests, as recorded, to a running
+collector over OTLP/HTTP instead (tests/bench_runner/test_replay.py replays those runs).
 """
 
 from __future__ import annotations
@@ -71,6 +72,22 @@ def load_lake(folder: Path, root: Path) -> None:
         for path in paths:
             sink.add(signal, None, otlp_json_to_protobuf(signal, json.loads(path.read_text())))
     sink.write(f"{1:020d}", sink.take())
+
+
+def post(folder: Path, endpoint: str) -> int:
+    """Every recorded OTLP/JSON request of ``folder`` sent again, as recorded, to the OTLP/HTTP
+    receiver at ``endpoint`` (``http://host:port``); returns how many were sent."""
+    import httpx
+
+    sent = 0
+    with httpx.Client(trust_env=False, timeout=30) as client:
+        for signal in SIGNALS:
+            for path in sorted(folder.glob(f"{signal}-*.json"), key=lambda p: int(p.stem.split("-")[-1])):
+                r = client.post(f"{endpoint.rstrip('/')}/v1/{signal}", content=path.read_bytes(),
+                                headers={"content-type": "application/json"})
+                r.raise_for_status()
+                sent += 1
+    return sent
 
 
 def _dicts(result: Any) -> list[dict[str, Any]]:

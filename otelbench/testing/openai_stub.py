@@ -21,6 +21,8 @@ call of ``get_weather`` for Paris, one with the tool's result with the final ans
 streamed or not as asked, with usage (in a stream only when ``stream_options``
 asks for it, as OpenAI does), and a response ``model`` that is the requested one's dated
 snapshot. ``GET /stub/served`` lists what each such reply was (``StubServer.served``).
+``/weather-spaced/v1`` asks for the same call with its arguments written otherwise (the
+same JSON), ``/weather-berlin/v1`` for Berlin's weather instead.
 
 Run it in its own process (as benchmarks/bench_fidelity.py does) with
 ``python -m otelbench.testing.openai_stub``; it prints ``listening <url>``.
@@ -380,8 +382,9 @@ def _tool_call(arguments: str | None = WEATHER_ARGUMENTS) -> dict[str, Any]:
     return call
 
 
-def s_weather(out: Out, p: dict[str, float]) -> None:
-    """A tool call to get_weather, then (after the tool result) the final answer.
+def s_weather(out: Out, p: dict[str, float], arguments: str = WEATHER_ARGUMENTS) -> None:
+    """A tool call to get_weather (with ``arguments``), then (after the tool result) the
+    final answer.
 
     ``ttft_ms`` delays the first streamed token (default 120), ``gap_ms`` spaces the rest
     (default 15); a non-streamed answer comes at once.
@@ -400,7 +403,7 @@ def s_weather(out: Out, p: dict[str, float]) -> None:
     if not stream:
         message: dict[str, Any] = {"role": "assistant", "content": None, "refusal": None}
         if reply == "tool_call":
-            message["tool_calls"] = [_tool_call()]
+            message["tool_calls"] = [_tool_call(arguments)]
             finish = "tool_calls"
         else:
             message["content"] = WEATHER_ANSWER
@@ -426,7 +429,7 @@ def s_weather(out: Out, p: dict[str, float]) -> None:
         first = {"index": 0, **_tool_call("")}
         pieces = [frame({"tool_calls": [first]})]
         pieces += [frame({"tool_calls": [{"index": 0, "function": {"arguments": a}}]})
-                   for a in ('{"city": ', '"Paris"}')]
+                   for a in _halves(arguments)]
         finish = "tool_calls"
     else:
         words = WEATHER_ANSWER.split(" ")
@@ -445,12 +448,32 @@ def s_weather(out: Out, p: dict[str, float]) -> None:
     out.end()
 
 
+def _halves(arguments: str) -> tuple[str, str]:
+    """The arguments in two stream pieces, cut after the first space (``{"city": `` ``"Paris"}``)."""
+    cut = arguments.find(" ") + 1 or len(arguments) // 2
+    return arguments[:cut], arguments[cut:]
+
+
+# Replay candidates (tests/bench_runner/test_replay.py): the weather turn with arguments that
+# are the same JSON written otherwise, and with another city.
+WEATHER_SPACED_ARGUMENTS = '{ "city" :"Paris" }'
+WEATHER_BERLIN_ARGUMENTS = '{"city": "Berlin"}'
+
+
+def s_weather_spaced(out: Out, p: dict[str, float]) -> None:
+    s_weather(out, p, WEATHER_SPACED_ARGUMENTS)
+
+
+def s_weather_berlin(out: Out, p: dict[str, float]) -> None:
+    s_weather(out, p, WEATHER_BERLIN_ARGUMENTS)
+
+
 SCRIPTS: dict[str, Script] = {
     "normal": s_normal, "usage": s_usage, "timings": s_timings, "lmstudio": s_lmstudio,
     "ollama": s_ollama, "role-first": s_role_first, "reasoning": s_reasoning, "tools": s_tools,
     "cut": s_cut, "hangup": s_hangup, "http500": s_http500, "garbage": s_garbage, "error": s_error, "stall": s_stall,
     "empty": s_empty, "json": s_json, "paced": s_paced, "weather": s_weather,
-    "markup": s_markup,
+    "markup": s_markup, "weather-spaced": s_weather_spaced, "weather-berlin": s_weather_berlin,
 }  # fmt: skip
 
 

@@ -40,6 +40,7 @@ from pathlib import Path
 from otelbench.storage.queries import conventions
 from otelbench.storage.queries.bench import bench_results_sql, bench_tests_sql
 from otelbench.storage.queries.gate_verdicts import gate_verdicts_sql
+from otelbench.storage.queries.replay import replay_runs_sql
 from otelbench.storage.queries.suites import suite_cases_sql, suite_runs_sql
 from otelbench.storage.queries.tables import lake_location, parents_cte, read_table_sql, view_sql
 from otelbench.storage.queries.runs import COSTED_S, OUTERMOST
@@ -48,7 +49,8 @@ from otelbench.storage.schema import tables
 
 # The views this module defines, beside one per lake table (storage.queries.tables).
 COMPUTED_VIEWS = ("span_messages", "span_agents", "llm_calls", "tool_calls", "tool_call_links", "agent_runs", "bench_results",
-                  "bench_tests", "suite_cases", "suite_runs", "gate_verdicts", "key_usage", *conventions.VIEWS)
+                  "bench_tests", "suite_cases", "suite_runs", "gate_verdicts", "replay_runs", "key_usage",
+                  *conventions.VIEWS)
 
 
 # --------------------------------------------------------------------------- messages
@@ -435,6 +437,7 @@ def view_ddl(lake_root: str | Path) -> list[str]:
         suite_cases_sql(),
         suite_runs_sql(),
         gate_verdicts_sql(),
+        replay_runs_sql(),
         KEY_USAGE_SQL,
         *conventions.views_sql(lake_root),
     ]
