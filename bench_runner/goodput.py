@@ -87,6 +87,46 @@ def parse_slo(text: str) -> Slo:
     return Slo(tuple(bounds))
 
 
+DEFAULT_SEED = 38
+DEFAULT_REQUESTS = 20
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A sweep: the rates (requests/s, Poisson arrivals) and concurrencies (clients) to step
+    through, each step ``requests`` long or ``duration_s`` long, judged by ``slo``."""
+
+    slo: Slo
+    min_pass: float = 0.9
+    rates: tuple[float, ...] = ()
+    concurrencies: tuple[int, ...] = ()
+    requests: int | None = DEFAULT_REQUESTS  # per step; None when ``duration_s`` sets the length
+    duration_s: float | None = None
+    seed: int = DEFAULT_SEED
+
+
+def parse_rates(text: str) -> tuple[float, ...]:
+    """``"0.5,1,2"`` → rates; each a number > 0, no repeats. Raises ValueError saying why."""
+    try:
+        rates = tuple(float(x) for x in text.split(","))
+    except ValueError:
+        raise ValueError(f"want rates in requests/s like 0.5,1,2,4 (got {text!r})") from None
+    if any(not (r > 0 and r < float("inf")) for r in rates) or len(set(rates)) != len(rates):
+        raise ValueError(f"want distinct rates > 0 like 0.5,1,2,4 (got {text!r})")
+    return rates
+
+
+def parse_concurrencies(text: str) -> tuple[int, ...]:
+    """``"1,2,4"`` → client counts; each a whole number ≥ 1, no repeats."""
+    try:
+        levels = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        raise ValueError(f"want client counts like 1,2,4 (got {text!r})") from None
+    if any(c < 1 for c in levels) or len(set(levels)) != len(levels):
+        raise ValueError(f"want distinct client counts >= 1 like 1,2,4 (got {text!r})")
+    return levels
+
+
 @dataclass(frozen=True)
 class Outcome:
     """One request of a step, measured and checked. ``ok`` False: it got no whole answer."""
@@ -186,6 +226,15 @@ def step_result(mode: str, load: float, outcomes: Sequence[Outcome], wall_s: flo
                 good=sum(is_good(o, slo) for o in outcomes), wall_s=wall_s,
                 latency={m: quantiles(v) for m, v in series.items()}, checks=checks, holds=holds,
                 failures=failures, late_ms_p95=percentile(late, 0.95) if late else None)
+
+
+def step_figures(step: Step) -> dict[str, Any]:
+    """A step flat (name → number, bool or text), as its span carries it: the counts, the
+    rates, each latency percentile as ``<metric>_ms.<pNN>``."""
+    flat: dict[str, Any] = {k: v for k, v in step.to_dict().items() if isinstance(v, (int, float, str, bool))}
+    for metric, qs in step.latency.items():
+        flat |= {f"{metric}_ms.{q}": v for q, v in qs.items() if v is not None}
+    return flat
 
 
 def highest_holding(steps: Sequence[Step]) -> float | None:

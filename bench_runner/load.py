@@ -13,6 +13,7 @@ order, each reply judged by its own checker; ``goodput`` turns the outcomes into
 
 from __future__ import annotations
 
+import contextvars
 import random
 import threading
 import time
@@ -24,12 +25,11 @@ import httpx
 
 from otelbench.bench_runner import suites
 from otelbench.bench_runner.client import RunResult, http_client, measure_run
-from otelbench.bench_runner.goodput import Outcome, Slo, Step, step_result
+from otelbench.bench_runner.goodput import Outcome, Plan, Step, step_figures, step_result
 from otelbench.bench_runner.spans import BenchSpans, record_reply, record_run
 
 Clock = Callable[[], int]  # ns
 Sleep = Callable[[float], None]  # s
-DEFAULT_SEED = 38
 
 
 def poisson_arrivals(rate: float, *, rng: random.Random, n: int | None = None,
@@ -138,7 +138,9 @@ def open_loop(target: Target, cases: Sequence[Case], schedule: Sequence[float], 
             due = start + round(at * 1e9)
             while (wait := due - clock()) > 0:
                 sleep(wait / 1e9)
-            t = threading.Thread(target=send, args=(i, due), name=f"goodput-{i}", daemon=True)
+            # each thread in a copy of this one's context: its chat span is the step span's child
+            t = threading.Thread(target=contextvars.copy_context().run, args=(send, i, due), name=f"goodput-{i}",
+                                 daemon=True)
             t.start()
             threads.append(t)
         for t in threads:
@@ -175,8 +177,8 @@ def closed_loop(target: Target, cases: Sequence[Case], concurrency: int, *, n: i
                 outcomes[i] = _outcome(case, run, passed, 0.0)
         ends[w] = clock()
 
-    threads = [threading.Thread(target=worker, args=(w,), name=f"goodput-client-{w}", daemon=True)
-               for w in range(concurrency)]
+    threads = [threading.Thread(target=contextvars.copy_context().run, args=(worker, w), name=f"goodput-client-{w}",
+                                daemon=True) for w in range(concurrency)]
     for t in threads:
         t.start()
     for t in threads:
@@ -184,33 +186,25 @@ def closed_loop(target: Target, cases: Sequence[Case], concurrency: int, *, n: i
     return [outcomes[i] for i in sorted(outcomes)], (max(ends) - start) / 1e9
 
 
-@dataclass(frozen=True)
-class Plan:
-    """A sweep: the rates and concurrencies to step through, how long each step is, the SLO."""
-
-    slo: Slo
-    min_pass: float = 0.9
-    rates: tuple[float, ...] = ()
-    concurrencies: tuple[int, ...] = ()
-    requests: int | None = 20  # per step; None when ``duration_s`` sets the step's length
-    duration_s: float | None = None
-    seed: int = DEFAULT_SEED
-
-
 def sweep(target: Target, cases: Sequence[Case], plan: Plan,
           on_step: Callable[[Step], None] = lambda s: None) -> list[Step]:
     """Every rate step (rising), then every concurrency step; each step's figures as it ends.
     Each rate's arrivals come from its own generator seeded by (seed, rate), so a step's
     schedule does not depend on which other rates were asked for."""
+    spans = target.spans or BenchSpans(None)
     steps = []
+
+    def step(mode: str, load: float, run: Callable[[], tuple[list[Outcome], float]]) -> None:
+        with spans.goodput_step(target.model, mode, load) as span:
+            outcomes, wall = run()
+            steps.append(step_result(mode, load, outcomes, wall, plan.slo, plan.min_pass))
+            spans.record_goodput(span, step_figures(steps[-1]))
+        on_step(steps[-1])
+
     for rate in sorted(plan.rates):
         rng = random.Random(f"{plan.seed}:{rate:g}")
         schedule = poisson_arrivals(rate, rng=rng, n=plan.requests, duration_s=plan.duration_s)
-        outcomes, wall = open_loop(target, cases, schedule)
-        steps.append(step_result("rate", rate, outcomes, wall, plan.slo, plan.min_pass))
-        on_step(steps[-1])
+        step("rate", rate, lambda: open_loop(target, cases, schedule))
     for c in sorted(plan.concurrencies):
-        outcomes, wall = closed_loop(target, cases, c, n=plan.requests, duration_s=plan.duration_s)
-        steps.append(step_result("concurrency", c, outcomes, wall, plan.slo, plan.min_pass))
-        on_step(steps[-1])
+        step("concurrency", c, lambda: closed_loop(target, cases, c, n=plan.requests, duration_s=plan.duration_s))
     return steps

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from otelbench.bench_runner import load
-from otelbench.bench_runner.goodput import highest_holding, parse_slo
+from otelbench.bench_runner.goodput import Plan, highest_holding, parse_slo
 from otelbench.testing.openai_stub import StubServer
 
 SEED = 46  # its rate-2 schedule has no gap shorter than one request's service time (asserted)
@@ -32,20 +32,20 @@ def test_goodput_counts_only_checked_right_answers(stub: StubServer) -> None:
     json_book (wrong): exactly half pass, so half are good."""
     target = load.Target(stub.base_url("by-model", ttft_ms=30, rate=1000), "stars")
     cases = load.suite_cases(["count_stars", "json_book"])
-    plan = load.Plan(parse_slo("ttft_p95<=1s,e2e_p95<=5s"), min_pass=0.5, rates=(20,), requests=8, seed=SEED)
+    plan = Plan(parse_slo("ttft_p95<=1s,e2e_p95<=5s"), min_pass=0.5, rates=(20,), requests=8, seed=SEED)
     [step] = load.sweep(target, cases, plan)
     assert (step.sent, step.completed, step.passed, step.good) == (8, 8, 4, 4)
     assert step.pass_share == 0.5 and step.holds  # min_pass 0.5 is met exactly
     assert step.goodput == 4 / step.wall_s and step.throughput == 8 / step.wall_s
     assert all(step.checks.values())
-    strict = load.Plan(parse_slo("ttft_p95<=1s"), min_pass=0.9, rates=(20,), requests=8, seed=SEED)
+    strict = Plan(parse_slo("ttft_p95<=1s"), min_pass=0.9, rates=(20,), requests=8, seed=SEED)
     assert not load.sweep(target, cases, strict)[0].holds
 
 
 def test_a_wrong_answer_is_never_good_and_a_slow_right_one_neither(stub: StubServer) -> None:
     cases = load.suite_cases(["count_stars"])
     slo = parse_slo("ttft_p95<=100ms")
-    plan = load.Plan(slo, rates=(20,), requests=4, seed=SEED)
+    plan = Plan(slo, rates=(20,), requests=4, seed=SEED)
     [wrong] = load.sweep(load.Target(stub.base_url("by-model", ttft_ms=20, rate=1000, n=8), "paced"), cases, plan)
     assert (wrong.completed, wrong.passed, wrong.good, wrong.goodput, wrong.holds) == (4, 0, 0, 0.0, False)
     assert wrong.checks == {"ttft_p95<=100ms": True}
@@ -67,7 +67,7 @@ def test_the_highest_holding_load_is_where_queueing_breaks_the_slo(stub: StubSer
     assert min(b - a for a, b in zip(schedule, schedule[1:])) > service_s + 0.1
     assert load.poisson_arrivals(50, rng=random.Random(f"{SEED}:50"), n=8)[-1] < 0.25
     target = load.Target(stub.base_url("by-model", ttft_ms=150, rate=1000, serial=1), "stars")
-    plan = load.Plan(parse_slo("ttft_p95<=500ms"), rates=(50, 2), concurrencies=(4, 1), requests=8, seed=SEED)
+    plan = Plan(parse_slo("ttft_p95<=500ms"), rates=(50, 2), concurrencies=(4, 1), requests=8, seed=SEED)
     seen: list[float] = []
     steps = load.sweep(target, load.suite_cases(["count_stars"]), plan, on_step=lambda s: seen.append(s.load))
     assert seen == [2, 50, 1, 4]  # rising, rates first
@@ -83,7 +83,7 @@ def test_the_highest_holding_load_is_where_queueing_breaks_the_slo(stub: StubSer
 
 def test_failed_requests_count_against_pass_share(stub: StubServer) -> None:
     target = load.Target(stub.base_url("by-model"), "http500")
-    plan = load.Plan(parse_slo("e2e_p95<=1s"), min_pass=0.0, concurrencies=(2,), requests=4)
+    plan = Plan(parse_slo("e2e_p95<=1s"), min_pass=0.0, concurrencies=(2,), requests=4)
     [step] = load.sweep(target, load.suite_cases(["count_stars"]), plan)
     assert (step.sent, step.completed, step.passed, step.good) == (4, 0, 0, 0)
     assert step.failures == {"http-status": 4} and not step.holds
@@ -94,7 +94,7 @@ def test_the_agent_triage_is_one_request_judged_by_all_its_checks(stub: StubServ
     names = [c.name for c in cases]
     assert {"syslog_grounded", "syslog_format", "syslog_concise", "count_stars"} <= set(names)
     target = load.Target(stub.base_url("by-model", ttft_ms=5, rate=1000), "stars")
-    plan = load.Plan(parse_slo("e2e_p95<=5s"), min_pass=0.0, concurrencies=(1,), requests=6)
+    plan = Plan(parse_slo("e2e_p95<=5s"), min_pass=0.0, concurrencies=(1,), requests=6)
     [step] = load.sweep(target, cases, plan)
     # 6 distinct requests (the 3 syslog tests share one); stars answers only count_stars
     assert (step.sent, step.passed) == (6, 1)
