@@ -10,9 +10,14 @@ The tree of one model run (``bench.kind`` marks the two kinds the lake's views r
     │   └── test <name>    bench.kind=test: one per judged test, under the reply it judged
     └── …
 
+A goodput sweep (``--goodput-rates``/``--goodput-concurrency``) is a tree of its own:
+``goodput <model>`` (bench.kind=goodput_sweep, the SLO and settings) → one
+``goodput <mode> <load>`` per step (bench.kind=goodput_step, the step's figures) → the
+step's ``chat`` spans.
+
 Exported with the OTel SDK's OTLP/HTTP exporter, so results flow through the same
 collector and lake as production telemetry: the ``bench_results`` and ``bench_tests``
-views (storage/queries/bench.py) read them back, by the attribute names used here. Attribute
+views (and ``bench_goodput``; storage/queries/bench.py) read them back, by the attribute names used here. Attribute
 names follow the GenAI conventions where one exists
 (https://opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-spans/). A test span has no
 ``gen_ai.*`` attribute, so the lake does not count it as a model call.

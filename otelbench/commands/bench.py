@@ -55,9 +55,10 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="Poisson arrival rates, requests/s, e.g. 0.5,1,2,4")
     g.add_argument("--goodput-concurrency", type=_typed(goodput.parse_concurrencies), default=(), metavar="N",
                    help="closed-loop client counts, e.g. 1,2,4")
-    g.add_argument("--goodput-requests", type=_typed(_positive_int), default=goodput.DEFAULT_REQUESTS, metavar="N",
+    length = g.add_mutually_exclusive_group()
+    length.add_argument("--goodput-requests", type=_typed(_positive_int), default=goodput.DEFAULT_REQUESTS, metavar="N",
                    help="requests per step (default: %(default)s)")
-    g.add_argument("--goodput-duration", type=_typed(_positive_float), default=None, metavar="S",
+    length.add_argument("--goodput-duration", type=_typed(_positive_float), default=None, metavar="S",
                    help="seconds per step instead of a number of requests")
     g.add_argument("--goodput-cases", default="", metavar="TESTS",
                    help="core suite tests to send, e.g. count_stars,json_book (default: every test)")
