@@ -178,6 +178,7 @@ class Step:
     latency: dict[str, dict[str, float | None]]  # metric → p50/p95/p99, ms
     checks: dict[str, bool]  # each bound's label → whether the step's percentile meets it
     holds: bool
+    min_pass: float = 0.0
     failures: dict[str, int] = field(default_factory=dict)
     late_ms_p95: float | None = None  # the driver's own lag behind the schedule
 
@@ -197,7 +198,8 @@ class Step:
         return {"mode": self.mode, "load": self.load, "sent": self.sent, "completed": self.completed,
                 "passed": self.passed, "good": self.good, "wall_s": self.wall_s,
                 "throughput_rps": self.throughput, "goodput_rps": self.goodput, "pass_share": self.pass_share,
-                "latency_ms": self.latency, "slo_checks": self.checks, "holds": self.holds,
+                "latency_ms": self.latency, "slo_checks": self.checks, "min_pass": self.min_pass,
+                "pass_share_met": self.pass_share >= self.min_pass, "holds": self.holds,
                 "failures": self.failures, "late_ms_p95": self.late_ms_p95}
 
 
@@ -225,7 +227,7 @@ def step_result(mode: str, load: float, outcomes: Sequence[Outcome], wall_s: flo
     return Step(mode=mode, load=load, sent=sent, completed=len(done), passed=passed,
                 good=sum(is_good(o, slo) for o in outcomes), wall_s=wall_s,
                 latency={m: quantiles(v) for m, v in series.items()}, checks=checks, holds=holds,
-                failures=failures, late_ms_p95=percentile(late, 0.95) if late else None)
+                min_pass=min_pass, failures=failures, late_ms_p95=percentile(late, 0.95) if late else None)
 
 
 def step_figures(step: Step) -> dict[str, Any]:

@@ -31,7 +31,9 @@ def step_row(step: dict[str, Any]) -> list[str]:
     n = step["load"]
     load = f"{n:g}/s" if step["mode"] == "rate" else f"{n:g} client" + ("" if n == 1 else "s")
     failed = [f"{label} ✗" for label, met in step["slo_checks"].items() if not met]
-    verdict = "yes" if step["holds"] else "no" + (f" ({', '.join(failed)})" if failed else " (pass share)")
+    if not step["pass_share_met"]:
+        failed.append(f"pass<{step['min_pass']:.0%} ✗")
+    verdict = "yes" if step["holds"] else "no" + (f" ({', '.join(failed)})" if failed else " (nothing completed)")
     lat = step["latency_ms"]
     return [load, str(step["sent"]), str(step["completed"]), f"{step['pass_share']:.0%}", str(step["good"]),
             f"{step['throughput_rps']:.2f}", f"{step['goodput_rps']:.2f}", _ms(lat["ttft"]), _itl(lat["itl"]),

@@ -122,3 +122,17 @@ def test_poisson_arrivals_are_seeded_and_at_the_rate() -> None:
     assert timed == [t for t in a if t <= 10.0]
     with pytest.raises(ValueError):
         poisson_arrivals(0, rng=random.Random(7), n=3)
+
+
+def test_the_table_row_says_why_a_step_does_not_hold() -> None:
+    from otelbench.bench_runner.goodput_report import step_row
+
+    slow_and_wrong = step_result("rate", 0.5, [ok(500, 500, passed=False)] * 4, 8.0, SLO, min_pass=0.9)
+    row = step_row(slow_and_wrong.to_dict())
+    assert row[0] == "0.5/s" and row[3] == "0%" and row[6] == "0.00"
+    assert row[-1] == "no (ttft_p95<=100ms ✗, pass<90% ✗)"
+    fine = step_result("concurrency", 2, [ok(50, 500)] * 4, 2.0, SLO, min_pass=0.9)
+    assert step_row(fine.to_dict())[0] == "2 clients" and step_row(fine.to_dict())[-1] == "yes"
+    assert step_row(fine.to_dict())[7] == "50/50/50"  # TTFT p50/p95/p99, ms
+    nothing = step_result("rate", 1, [FAILED], 1.0, SLO, min_pass=0.0)
+    assert step_row(nothing.to_dict())[-1] == "no (ttft_p95<=100ms ✗, e2e_p95<=1000ms ✗)"

@@ -98,3 +98,14 @@ def test_the_agent_triage_is_one_request_judged_by_all_its_checks(stub: StubServ
     [step] = load.sweep(target, cases, plan)
     # 6 distinct requests (the 3 syslog tests share one); stars answers only count_stars
     assert (step.sent, step.passed) == (6, 1)
+
+
+def test_a_step_of_a_duration_sends_what_falls_within_it(stub: StubServer) -> None:
+    """Rate: exactly the seeded arrivals within the duration. Concurrency: one client sends
+    back to back until the duration has passed; the request in flight then still finishes."""
+    target = load.Target(stub.base_url("by-model", ttft_ms=100, rate=1000), "stars")
+    plan = Plan(parse_slo("e2e_p95<=5s"), rates=(20,), concurrencies=(1,), requests=None, duration_s=0.5, seed=SEED)
+    rate, clients = load.sweep(target, load.suite_cases(["count_stars"]), plan)
+    assert rate.sent == len(load.poisson_arrivals(20, rng=random.Random(f"{SEED}:20"), duration_s=0.5))
+    # each request takes ≥ 0.111 s, so at most 5 start within 0.5 s, and the last ends past it
+    assert 1 <= clients.sent <= 5 and clients.wall_s >= 0.5 and clients.passed == clients.sent
