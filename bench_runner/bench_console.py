@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from otelbench.bench_runner.goodput import Plan
+
     from otelbench.bench_runner.servers import ServerInfo
 
 # What a user with nothing listening can do next (printed under "server down").
@@ -56,6 +58,8 @@ class BenchOptions:
     print_json: bool = False  # the result JSON on stdout (everything else then goes to stderr)
     models_dirs: tuple[Path, ...] = ()
     otlp_endpoint: str | None = None  # where spans go; None exports none
+    goodput: Plan | None = None  # a goodput sweep instead of the bench (bench_runner/goodput_run.py)
+    goodput_cases: tuple[str, ...] = ()  # the core suite's tests it sends; () every one
 
 
 def levels(text: str) -> tuple[int, ...]:
@@ -105,7 +109,49 @@ def _bench(opts: BenchOptions, console: Console, *, started_by_us: bool) -> int:
     if not opts.models:
         console.print("[red]name at least one MODEL (see --list)[/]")
         return 2
+    if opts.goodput is not None:
+        return run_goodput(info, opts, opts.goodput, console)
     return run_models(info, opts, console, started_by_us)
+
+
+def run_goodput(info: ServerInfo, opts: BenchOptions, plan: Plan, console: Console) -> int:
+    """The goodput sweep of each model in turn: a table per model, the result files, the
+    spans; exit 1 when a request failed or a model is not offered (a step that misses its
+    SLO is a measurement, not a failure)."""
+    from rich.markup import escape
+
+    from otelbench.bench_runner import goodput_report, goodput_run, load, results, runner
+    from otelbench.bench_runner.spans import BenchSpans
+
+    try:
+        cases = load.suite_cases(opts.goodput_cases)
+    except KeyError as exc:
+        console.print(f"[red]--goodput-cases: {escape(str(exc.args[0]))}[/]")
+        return 2
+    problems = [why for m in opts.models if (why := runner.not_offered(info, m))]
+    spans = BenchSpans(opts.otlp_endpoint)
+    opts.out.mkdir(parents=True, exist_ok=True)
+    finished = []
+    for model in (m for m in opts.models if not runner.not_offered(info, m)):
+        with console.status(f"{model}: goodput sweep…") as status:
+            result = goodput_run.run_sweep(
+                model, info, spans, plan, cases, api_key=opts.api_key,
+                on_step=lambda s, status=status, model=model: status.update(
+                    f"{model}: goodput sweep, {s.mode} {s.load:g} done ({s.goodput:.2f} good/s)"))
+        results.save(result, f"{model}-goodput", opts.out)
+        finished.append(result)
+        problems += [f"{model}: {s['mode']} {s['load']:g}: {n} × {kind}"
+                     for s in result["steps"] for kind, n in s["failures"].items()]
+    exported = spans.shutdown()
+    if opts.print_json:
+        print(json.dumps(finished[0] if len(finished) == 1 else finished, indent=1, default=str))
+    goodput_report.print_sweeps(finished, console)
+    if opts.otlp_endpoint is not None:
+        console.print(f"spans: {exported['exported']} exported to {opts.otlp_endpoint}"
+                      + (f", [red]{exported['failures']} export failures[/]" if exported["failures"] else ""))
+    for p in problems:
+        console.print(f"[red]problem:[/] {escape(p)}", highlight=False)
+    return 1 if problems else 0
 
 
 def run_models(info: ServerInfo, opts: BenchOptions, console: Console, started_by_us: bool) -> int:
@@ -171,8 +217,10 @@ def compare(files: tuple[Path, ...], out: Path, console: Console) -> int:
     """Saved results as one table: ``files``, or every result file in ``out``."""
     from otelbench.bench_runner import report, results
 
+    from otelbench.bench_runner.goodput_run import is_goodput
+
     try:
-        saved = results.load(list(files) or results.saved_files(out))
+        saved = [r for r in results.load(list(files) or results.saved_files(out)) if not is_goodput(r)]
     except results.ResultFileError as exc:
         console.print(f"[red]{exc}[/]")
         return 1

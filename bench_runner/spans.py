@@ -10,9 +10,14 @@ The tree of one model run (``bench.kind`` marks the two kinds the lake's views r
     │   └── test <name>    bench.kind=test: one per judged test, under the reply it judged
     └── …
 
+A goodput sweep (``--goodput-rates``/``--goodput-concurrency``) is a tree of its own:
+``goodput <model>`` (bench.kind=goodput_sweep, the SLO and settings) → one
+``goodput <mode> <load>`` per step (bench.kind=goodput_step, the step's figures) → the
+step's ``chat`` spans.
+
 Exported with the OTel SDK's OTLP/HTTP exporter, so results flow through the same
 collector and lake as production telemetry: the ``bench_results`` and ``bench_tests``
-views (storage/queries/bench.py) read them back, by the attribute names used here. Attribute
+views (and ``bench_goodput``; storage/queries/bench.py) read them back, by the attribute names used here. Attribute
 names follow the GenAI conventions where one exists
 (https://opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-spans/). A test span has no
 ``gen_ai.*`` attribute, so the lake does not count it as a model call.
@@ -212,6 +217,37 @@ class BenchSpans:
         if regression:
             span.set_status(Status(StatusCode.ERROR, "regression beyond the tolerances"))
         span.end()
+
+    # -- goodput sweeps (bench_runner/goodput_run.py) ------------------------------------
+    # A sweep is a root span (bench.kind=goodput_sweep); each load step a span under it
+    # (bench.kind=goodput_step) holding the step's figures once it ends, the parent of the
+    # step's chat spans. storage/queries/bench.py reads the steps back (bench_goodput).
+    @contextmanager
+    def goodput_sweep(self, model: str, base_url: str, settings: Mapping[str, Any]) -> Iterator[Span]:
+        if self.tracer is None:
+            yield NonRecordingSpan(_INVALID)
+            return
+        attrs = {"bench.kind": "goodput_sweep", "bench.goodput.model": model, **_server_attrs(base_url),
+                 **_bench_attrs({f"goodput.{k}": v for k, v in settings.items()})}
+        with self.tracer.start_as_current_span(f"goodput {model}", context=Context(), attributes=attrs) as span:
+            yield span
+
+    @contextmanager
+    def goodput_step(self, model: str, mode: str, load: float) -> Iterator[Span]:
+        """One load step; finish it with :meth:`record_goodput`."""
+        if self.tracer is None:
+            yield NonRecordingSpan(_INVALID)
+            return
+        attrs = {"bench.kind": "goodput_step", "bench.goodput.model": model, "bench.goodput.mode": mode,
+                 "bench.goodput.load": float(load)}
+        with self.tracer.start_as_current_span(f"goodput {mode} {load:g}", attributes=attrs) as span:
+            yield span
+
+    def record_goodput(self, span: Span, figures: Mapping[str, Any]) -> None:
+        """``figures`` (flat: name → number, bool or string) as ``bench.goodput.<name>``; a
+        step that does not hold its SLO is not an error: that is a measurement."""
+        if span.is_recording():
+            span.set_attributes(_bench_attrs({f"goodput.{k}": v for k, v in figures.items()}))
 
     def shutdown(self) -> dict[str, int]:
         """Flush and stop; returns exported/failed counts (for the report)."""

@@ -58,7 +58,7 @@ LEFT, RIGHT, TOP, BOTTOM = 44, 10, 12, 48
 MAX_BAR_W = 60  # a few bars stay bars, not a wall
 
 
-def _axes(y_max: int, x_label: str, y_label: str) -> str:
+def _axes(y_max: int | str, x_label: str, y_label: str) -> str:
     x0, y0, x1 = LEFT, H - BOTTOM, W - RIGHT
     return (f'<line x1="{x0}" y1="{y0}" x2="{x1}" y2="{y0}" stroke="{INK}"/>'
             f'<line x1="{x0}" y1="{TOP}" x2="{x0}" y2="{y0}" stroke="{INK}"/>'
@@ -154,3 +154,41 @@ def trend(values: Sequence[int], *, title: str, width: int = 120, height: int = 
         for i, v in enumerate(values))
     desc = f"{sum(values)} in {len(values)} periods, oldest first: {', '.join(str(v) for v in values)}"
     return _svg(width, height, title, desc, bars, "trend")
+
+
+def goodput_curve(points: Sequence[tuple[float, float, float, bool]], *, title: str, unit: str) -> str:
+    """A load sweep: per load step (``(load, throughput, goodput, holds)``, requests/s),
+    throughput (grey) and goodput (blue) as lines over the steps, evenly spaced in load
+    order; a step that misses its SLO is a red dot on the goodput line, one that holds a
+    blue one."""
+    x_label, y_label = f"load ({unit})", "requests/s"
+    if not points:
+        return _empty(title, "no load steps", "goodput", x_label, y_label)
+    top = max(max(p[1], p[2]) for p in points) or 1.0
+    plot_w, plot_h = W - LEFT - RIGHT, H - TOP - BOTTOM
+    step_w = plot_w / len(points)
+
+    def xy(i: int, value: float) -> tuple[float, float]:
+        return LEFT + (i + 0.5) * step_w, TOP + plot_h - plot_h * value / top
+
+    def line(k: int, colour: str, dash: str = "") -> str:
+        pts = " ".join("{:.1f},{:.1f}".format(*xy(i, p[k])) for i, p in enumerate(points))
+        return f'<polyline points="{pts}" fill="none" stroke="{colour}" stroke-width="2"{dash}/>'
+
+    body = [line(1, GREY, ' stroke-dasharray="4 3"'), line(2, BLUE)]
+    for i, (load, through, good, holds) in enumerate(points):
+        x, y = xy(i, good)
+        tip = f"{load:g} {unit}: goodput {good:.3g}/s of {through:.3g}/s completed; {'holds' if holds else 'misses'} the SLO"
+        body.append(f'<circle class="{"holds" if holds else "misses"}" cx="{x:.1f}" cy="{y:.1f}" r="4" '
+                    f'fill="{BLUE if holds else RED}"><title>{text(tip)}</title></circle>')
+        body.append(_label(x, H - BOTTOM + 14, f"{load:g}"))
+    legend = (f'<line x1="{W - 230}" y1="{H - 17}" x2="{W - 214}" y2="{H - 17}" stroke="{GREY}" stroke-width="2" '
+              f'stroke-dasharray="4 3"/>' + _label(W - 210, H - 13, "throughput", "start")
+              + f'<line x1="{W - 140}" y1="{H - 17}" x2="{W - 124}" y2="{H - 17}" stroke="{BLUE}" stroke-width="2"/>'
+              + _label(W - 120, H - 13, "goodput", "start")
+              + f'<circle cx="{W - 66}" cy="{H - 17}" r="4" fill="{RED}"/>' + _label(W - 58, H - 13, "misses SLO", "start"))
+    held = [p[0] for p in points if p[3]]
+    desc = (f"{len(points)} load steps from {points[0][0]:g} to {points[-1][0]:g} {unit}; goodput from "
+            f"{points[0][2]:.3g} to {points[-1][2]:.3g} requests/s; {len(held)} of them hold the SLO")
+    return _svg(W, H, title, desc, _axes(f"{top:.3g}", x_label, y_label) + "".join(body) + legend, "goodput")
+

@@ -184,8 +184,12 @@ def build(site: Site, base_url: str | None = None, access: Access | None = None,
                   ctx: Context = None) -> dict[str, Any]:
         """One benchmarked model: its bench runs across machines — speed (time to first
         token, decode and prefill tokens/s), every ability and agent-fitness test with its
-        evidence, confidence and plausibility reasons."""
-        return models.model(seen(ctx), name)
+        evidence, confidence and plausibility reasons; and its goodput sweeps (requests/s
+        that met a latency SLO and passed their check, per load step)."""
+        data = models.model(seen(ctx), name)
+        for sweep in data["goodput"]:
+            sweep.pop("charts")  # SVG for the page; the steps hold every figure drawn
+        return data
 
     @tool
     def compare(a: Annotated[str, Field(description="the first agent's or model's exact name")],

@@ -6,12 +6,16 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+from otelbench.bench_runner import goodput
 from otelbench.collector import DEFAULT_URL
 
 DEFAULT_BASE_URL = "http://localhost:1234/v1"  # LM Studio's default
 DEFAULT_OUT = "~/benchmarks/"
+DEFAULT_SLO = "ttft_p95<=1s,e2e_p95<=10s"
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -45,7 +49,57 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="where spans go (default: $OTEL_EXPORTER_OTLP_ENDPOINT, else %(default)s)")
     p.add_argument("--compare", nargs="*", metavar="FILE", default=None,
                    help="one table across saved results (default: every JSON in --out)")
+    g = p.add_argument_group("goodput sweep", "instead of the bench: checked requests under rising load; "
+                             "goodput = requests/s both within the SLO and passing their check (docs/bench.md)")
+    g.add_argument("--goodput-rates", type=_typed(goodput.parse_rates), default=(), metavar="RATES",
+                   help="Poisson arrival rates, requests/s, e.g. 0.5,1,2,4")
+    g.add_argument("--goodput-concurrency", type=_typed(goodput.parse_concurrencies), default=(), metavar="N",
+                   help="closed-loop client counts, e.g. 1,2,4")
+    length = g.add_mutually_exclusive_group()
+    length.add_argument("--goodput-requests", type=_typed(_positive_int), default=goodput.DEFAULT_REQUESTS, metavar="N",
+                   help="requests per step (default: %(default)s)")
+    length.add_argument("--goodput-duration", type=_typed(_positive_float), default=None, metavar="S",
+                   help="seconds per step instead of a number of requests")
+    g.add_argument("--goodput-cases", default="", metavar="TESTS",
+                   help="core suite tests to send, e.g. count_stars,json_book (default: every test)")
+    g.add_argument("--goodput-seed", type=int, default=goodput.DEFAULT_SEED, help="arrivals' seed (default: %(default)s)")
+    g.add_argument("--slo", type=_typed(goodput.parse_slo), default=goodput.parse_slo(DEFAULT_SLO),
+                   help=f"latency bounds, e.g. \"{DEFAULT_SLO}\" (metrics ttft, e2e, itl; ms or s)")
+    g.add_argument("--min-pass", type=_typed(_share), default=0.9, metavar="SHARE",
+                   help="least pass share for a step to hold, 0-1 (default: %(default)s)")
     p.set_defaults(func=run)
+
+
+def _typed(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """``parse`` as an argparse type: its ValueError becomes argparse's usage error (exit 2)."""
+
+    def typed(text: str) -> Any:
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return typed
+
+
+def _positive_int(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise ValueError(f"want a whole number >= 1 (got {text!r})")
+    return int(text)
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not 0 < value < float("inf"):
+        raise ValueError(f"want a number of seconds > 0 (got {text!r})")
+    return value
+
+
+def _share(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= 1:
+        raise ValueError(f"want a share between 0 and 1 (got {text!r})")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,7 +112,18 @@ def run(args: argparse.Namespace) -> int:
         compare=None if args.compare is None else tuple(Path(f) for f in args.compare), local=args.local,
         quick=args.quick, speed_only=args.speed_only, runs=args.runs, warmup=args.warmup,
         concurrency=args.concurrency, print_json=args.json, models_dirs=tuple(args.models_dir),
-        otlp_endpoint=None if args.no_otel else args.otlp_endpoint))
+        otlp_endpoint=None if args.no_otel else args.otlp_endpoint, goodput=_plan(args),
+        goodput_cases=tuple(c.strip() for c in args.goodput_cases.split(",") if c.strip())))
+
+
+def _plan(args: argparse.Namespace) -> goodput.Plan | None:
+    """The goodput sweep asked for, or None (no rate and no concurrency given)."""
+    if not (args.goodput_rates or args.goodput_concurrency):
+        return None
+    return goodput.Plan(slo=args.slo, min_pass=args.min_pass, rates=args.goodput_rates,
+                        concurrencies=args.goodput_concurrency, seed=args.goodput_seed,
+                        requests=None if args.goodput_duration else args.goodput_requests,
+                        duration_s=args.goodput_duration)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -314,23 +314,47 @@ def s_json(out: Out, p: dict[str, float]) -> None:
 
 
 def s_paced(out: Out, p: dict[str, float]) -> None:
-    """First token ``ttft_ms`` after the request arrived, then exactly ``rate`` tokens/s."""
-    t0 = out.h.t_received  # type: ignore[attr-defined]
-    ttft_ns, n = int(p.get("ttft_ms", 50) * 1e6), int(p.get("n", 64))
-    period_ns = 1e9 / p.get("rate", 100)
-    # Spinning holds a core; on a machine with few cores a shorter spin leaves the
-    # client one (time.sleep overshoots by ~0.07 ms on an idle Linux box).
-    spin_ns = int(p.get("spin_us", SPIN_NS / 1000) * 1000)
-    frames = [content(f" t{i}") for i in range(n)]  # encoded before the clock matters
-    out.start()
-    out.send(ROLE)
-    for i, frame in enumerate(frames):
-        wait_until(t0 + ttft_ns + round(i * period_ns), spin_ns)
-        out.send(frame, token=True)
-    out.send(STOP)
-    out.send(sse(chunk(None, usage={"prompt_tokens": 10, "completion_tokens": n, "total_tokens": 10 + n})))
-    out.send(DONE)
-    out.end()
+    """First token ``ttft_ms`` after the request arrived, then exactly ``rate`` tokens/s;
+    ``n`` tokens that answer nothing (" t0 t1 …")."""
+    _paced(out, p, [f" t{i}" for i in range(int(p.get("n", 64)))])
+
+
+# The right answer to the core suite's ``count_stars`` test (bench_runner/suites/core_v1.json).
+STARS_ANSWER = ["1\n", "2*\n", "3\n", "4*\n", "5\n", "6*\n", "7\n", "8*\n", "9\n", "10*\n", "55"]
+
+
+def s_stars(out: Out, p: dict[str, float]) -> None:
+    """``paced``, answering with STARS_ANSWER (11 tokens): a reply a checker passes."""
+    _paced(out, p, STARS_ANSWER)
+
+
+def _paced(out: Out, p: dict[str, float], tokens: list[str]) -> None:
+    """``tokens`` on a schedule: the first ``ttft_ms`` after the request arrived, then
+    ``rate``/s. With ``serial=1`` the server answers one such request at a time, like a
+    server with one slot: the next one's TTFT starts when the slot frees (queueing shows)."""
+    slot = out.h.server.slot if p.get("serial") else None  # type: ignore[attr-defined]
+    if slot is not None:
+        slot.acquire()
+    try:
+        t0 = time.perf_counter_ns() if slot is not None else out.h.t_received  # type: ignore[attr-defined]
+        ttft_ns, n = int(p.get("ttft_ms", 50) * 1e6), len(tokens)
+        period_ns = 1e9 / p.get("rate", 100)
+        # Spinning holds a core; on a machine with few cores a shorter spin leaves the
+        # client one (time.sleep overshoots by ~0.07 ms on an idle Linux box).
+        spin_ns = int(p.get("spin_us", SPIN_NS / 1000) * 1000)
+        frames = [content(t) for t in tokens]  # encoded before the clock matters
+        out.start()
+        out.send(ROLE)
+        for i, frame in enumerate(frames):
+            wait_until(t0 + ttft_ns + round(i * period_ns), spin_ns)
+            out.send(frame, token=True)
+        out.send(STOP)
+        out.send(sse(chunk(None, usage={"prompt_tokens": 10, "completion_tokens": n, "total_tokens": 10 + n})))
+        out.send(DONE)
+        out.end()
+    finally:
+        if slot is not None:
+            slot.release()
 
 
 # -- the weather agent turn ------------------------------------------------------
@@ -472,7 +496,7 @@ SCRIPTS: dict[str, Script] = {
     "normal": s_normal, "usage": s_usage, "timings": s_timings, "lmstudio": s_lmstudio,
     "ollama": s_ollama, "role-first": s_role_first, "reasoning": s_reasoning, "tools": s_tools,
     "cut": s_cut, "hangup": s_hangup, "http500": s_http500, "garbage": s_garbage, "error": s_error, "stall": s_stall,
-    "empty": s_empty, "json": s_json, "paced": s_paced, "weather": s_weather,
+    "empty": s_empty, "json": s_json, "paced": s_paced, "stars": s_stars, "weather": s_weather,
     "markup": s_markup, "weather-spaced": s_weather_spaced, "weather-berlin": s_weather_berlin,
 }  # fmt: skip
 
@@ -553,6 +577,7 @@ class _Server(ThreadingHTTPServer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.served: list[dict[str, Any]] = []  # what each weather reply was, in order
+        self.slot = threading.Lock()  # the one slot of ``serial=1`` scripts
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # Clients hang up mid-stream on purpose here (a bad chunk ends their read).

@@ -1,5 +1,6 @@
-"""The bench runner's views: ``bench_results`` (one row per model run) and ``bench_tests``
-(one row per judged test), read from the spans ``otelbench bench`` exports."""
+"""The bench runner's views: ``bench_results`` (one row per model run), ``bench_tests``
+(one row per judged test) and ``bench_goodput`` (one row per load step of a goodput sweep),
+read from the spans ``otelbench bench`` exports."""
 
 from __future__ import annotations
 
@@ -87,3 +88,44 @@ SELECT
     s.owner, s.date
 FROM tests AS s
 LEFT JOIN replies AS r ON r.trace_id = s.trace_id AND r.span_id = s.parent_span_id"""
+
+
+def _goodput(name: str, cast: str) -> str:
+    return bench_attr(f"bench.goodput.{name}", cast)
+
+
+def bench_goodput_sql() -> str:
+    """One row per load step of a goodput sweep (``bench.kind = goodput_step``), with its
+    sweep's SLO and seed from the root span (``goodput_sweep``) it hangs under."""
+    latency = ",\n    ".join(f"{_goodput(f'{m}_ms.{q}', 'DOUBLE')} AS {m}_{q}_ms"
+                             for m in ("ttft", "itl", "e2e") for q in ("p50", "p95", "p99"))
+    return f"""CREATE OR REPLACE VIEW bench_goodput AS
+WITH steps AS NOT MATERIALIZED (
+    SELECT s.* FROM spans AS s WHERE {bench_spans('goodput_step')}
+),
+sweeps AS NOT MATERIALIZED (
+    SELECT s.trace_id, s.span_id,
+        {bench_attr('bench.goodput.slo')} AS slo,
+        {bench_attr('bench.goodput.min_pass', 'DOUBLE')} AS min_pass,
+        {bench_attr('bench.goodput.seed', 'BIGINT')} AS seed
+    FROM spans AS s WHERE {bench_spans('goodput_sweep')}
+)
+SELECT
+    s.trace_id, s.span_id, s.start_time, s.duration_ms,
+    {_goodput('model', 'VARCHAR')} AS model,
+    {_goodput('mode', 'VARCHAR')} AS mode,
+    {_goodput('load', 'DOUBLE')} AS load,
+    {_goodput('sent', 'INTEGER')} AS sent,
+    {_goodput('completed', 'INTEGER')} AS completed,
+    {_goodput('passed', 'INTEGER')} AS passed,
+    {_goodput('good', 'INTEGER')} AS good,
+    {_goodput('wall_s', 'DOUBLE')} AS wall_s,
+    {_goodput('throughput_rps', 'DOUBLE')} AS throughput_rps,
+    {_goodput('goodput_rps', 'DOUBLE')} AS goodput_rps,
+    {_goodput('pass_share', 'DOUBLE')} AS pass_share,
+    {latency},
+    {_goodput('holds', 'BOOLEAN')} AS holds,
+    w.slo, w.min_pass, w.seed,
+    s.owner, s.date
+FROM steps AS s
+LEFT JOIN sweeps AS w ON w.trace_id = s.trace_id AND w.span_id = s.parent_span_id"""

@@ -13,8 +13,9 @@ Views (documented column by column in docs/schema.md):
 - ``llm_calls``, ``tool_calls``: one row per llm / tool span, with its agent resolved;
   ``tool_call_links``: each tool call's asking llm call (``storage.queries.tool_links``).
 - ``agent_runs``: one row per trace that did any llm, agent or tool work.
-- ``bench_results``, ``bench_tests``: ``otelbench bench`` results (storage.queries.bench).
+- ``bench_results``, ``bench_tests``, ``bench_goodput``: ``otelbench bench`` results (storage.queries.bench).
 - ``gate_verdicts``: ``otelbench gate`` verdicts (storage.queries.gate_verdicts).
+- ``replay_runs``: ``otelbench replay`` results (storage.queries.replay).
 - ``suite_cases``, ``suite_runs``: ``otelbench suite run`` results (storage.queries.suites).
 - ``conventions``, ``conventions_keys``, ``conventions_events``: what each instrumentation
   scope sends, for ``otelbench doctor`` (storage.queries.conventions).
@@ -38,7 +39,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from otelbench.storage.queries import conventions
-from otelbench.storage.queries.bench import bench_results_sql, bench_tests_sql
+from otelbench.storage.queries.bench import bench_goodput_sql, bench_results_sql, bench_tests_sql
 from otelbench.storage.queries.gate_verdicts import gate_verdicts_sql
 from otelbench.storage.queries.replay import replay_runs_sql
 from otelbench.storage.queries.suites import suite_cases_sql, suite_runs_sql
@@ -49,8 +50,8 @@ from otelbench.storage.schema import tables
 
 # The views this module defines, beside one per lake table (storage.queries.tables).
 COMPUTED_VIEWS = ("span_messages", "span_agents", "llm_calls", "tool_calls", "tool_call_links", "agent_runs", "bench_results",
-                  "bench_tests", "suite_cases", "suite_runs", "gate_verdicts", "replay_runs", "key_usage",
-                  *conventions.VIEWS)
+                  "bench_tests", "bench_goodput", "suite_cases", "suite_runs", "gate_verdicts", "replay_runs",
+                  "key_usage", *conventions.VIEWS)
 
 
 # --------------------------------------------------------------------------- messages
@@ -434,6 +435,7 @@ def view_ddl(lake_root: str | Path) -> list[str]:
         agent_runs_sql(lake_root),
         bench_results_sql(),
         bench_tests_sql(),
+        bench_goodput_sql(),
         suite_cases_sql(),
         suite_runs_sql(),
         gate_verdicts_sql(),

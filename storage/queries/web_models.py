@@ -1,5 +1,5 @@
 """What the web UI's model and benchmark pages read (web/pages/models.py): one parameterised
-statement per figure, over ``bench_results``, ``bench_tests`` and the bench runner's chat
+statement per figure, over ``bench_results``, ``bench_tests``, ``bench_goodput`` and the bench runner's chat
 spans (storage.queries.bench says what the runner exports).
 
 This is benchmark evidence, kept apart from the agents' self-reported telemetry
@@ -116,5 +116,15 @@ LEFT JOIN replies AS r ON r.trace_id = t.trace_id AND r.span_id = t.reply_span_i
 WHERE t.trace_id IN ({_MODEL_TRACES})
 ORDER BY t.trace_id, t.start_time, t.span_id"""
 
+# ... and its goodput sweeps (``bench_goodput``): every visible load step, sweep by sweep.
+GOODPUT_STEPS = f"""SELECT trace_id, start_time, mode, load, sent, completed, passed, good, throughput_rps,
+       goodput_rps, pass_share, ttft_p95_ms, e2e_p95_ms, holds, slo, min_pass
+FROM bench_goodput
+WHERE model = $model AND {_VISIBLE}
+ORDER BY trace_id, mode DESC, load"""
+
+# The models that have a visible goodput sweep (a model may have sweeps and no bench run).
+GOODPUT_MODELS = f"SELECT DISTINCT model FROM bench_goodput WHERE {_VISIBLE}"
+
 __all__ = ["MACHINE", "LEADERBOARD", "SUITE_LATEST", "SPEED_LATEST", "VERDICTS", "MODEL_RUNS", "SPEED_CASES",
-           "TESTS"]
+           "TESTS", "GOODPUT_STEPS", "GOODPUT_MODELS"]

@@ -86,6 +86,7 @@ def test_empty_data_draws_an_empty_chart_that_says_so(draw) -> None:  # type: ig
     lambda title: charts.sparkline([1, 2], title=title),
     lambda title: charts.trend([0, 3], title=title),
     lambda title: charts.histogram([], title=title),
+    lambda title: charts.goodput_curve([(1, 2, 1, True)], title=title, unit="req/s"),
 ])
 def test_every_text_is_escaped(draw) -> None:  # type: ignore[no-untyped-def]
     svg = draw(HOSTILE)
@@ -110,3 +111,26 @@ def test_trend_bars_are_proportional_and_empty_periods_grey() -> None:
     rects = [r for r in root.iter("{http://www.w3.org/2000/svg}rect")]
     assert [float(r.get("height")) for r in rects] == [1, 12, 24]  # a 1 px tick where there were none
     assert [r.get("fill") for r in rects] == [charts.GREY, charts.RED, charts.RED]
+
+
+def test_goodput_curve_draws_both_lines_to_scale_and_marks_steps_that_miss() -> None:
+    steps = [(0.5, 0.5, 0.5, True), (1, 1.0, 0.8, True), (2, 1.6, 0.4, False), (4, 1.2, 0.0, False)]
+    root = parse(charts.goodput_curve(steps, title="sweep", unit="req/s"))
+    through, good = [[tuple(map(float, p.split(","))) for p in line.get("points").split()]
+                     for line in root.iter("{http://www.w3.org/2000/svg}polyline")]
+    bottom, top = charts.H - charts.BOTTOM, charts.TOP  # the plot's y of 0 and of the largest value, 1.6
+    for (load, t, g, _), (_, ty), (_, gy) in zip(steps, through, good):
+        assert (bottom - ty) / (bottom - top) == pytest.approx(t / 1.6, abs=1e-3)
+        assert (bottom - gy) / (bottom - top) == pytest.approx(g / 1.6, abs=1e-3)
+    assert [x for x, _ in good] == sorted(x for x, _ in good)  # steps in load order, left to right
+    dots = [c for c in root.iter("{http://www.w3.org/2000/svg}circle") if c.get("class")]
+    assert [c.get("class") for c in dots] == ["holds", "holds", "misses", "misses"]
+    assert [c.get("fill") for c in dots] == [charts.BLUE, charts.BLUE, charts.RED, charts.RED]
+    assert "goodput 0.4/s of 1.6/s completed; misses the SLO" in dots[2].find("s:title", NS).text
+    labels = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert {"0.5", "1", "2", "4", "1.6", "load (req/s)"} <= set(labels)
+
+
+def test_goodput_curve_of_nothing_says_so() -> None:
+    root = parse(charts.goodput_curve([], title="sweep", unit="clients"))
+    assert root.find("s:polyline", NS) is None and "no data" in ET.tostring(root, "unicode")

@@ -10,6 +10,7 @@ from typing import Any
 
 from otelbench.storage.labels import model_label
 from otelbench.storage.queries import web_models as q
+from otelbench.web import charts
 from otelbench.web.errors import NotFound
 from otelbench.web.pages import EVIDENCE, TEXT_CHARS
 from otelbench.web.site import Site
@@ -31,9 +32,10 @@ def runs(site: Site, sql: str, **params: Any) -> list[dict[str, Any]]:
 
 def ids(site: Site, name: str) -> list[str]:
     """The models' ids a name stands for: those whose label it is (one file name may be
-    found at several paths), or the id itself."""
-    return sorted({r["model"] for r in site.rows(q.LEADERBOARD, chars=TEXT_CHARS)
-                   if name in (r["model"], model_label(r["model"]))})
+    found at several paths), or the id itself; among benchmarked models and those with a
+    goodput sweep."""
+    known = [*site.rows(q.LEADERBOARD, chars=TEXT_CHARS), *site.rows(q.GOODPUT_MODELS)]
+    return sorted({r["model"] for r in known if name in (r["model"], model_label(r["model"]))})
 
 
 def model_runs(site: Site, name: str) -> list[dict[str, Any]]:
@@ -64,9 +66,37 @@ def _clipped(row: dict[str, Any], *fields: str) -> dict[str, Any]:
     return row
 
 
+def goodput_sweeps(site: Site, model_ids: list[str]) -> list[dict[str, Any]]:
+    """The models' goodput sweeps, newest first: each its SLO, its steps (rates, then
+    concurrencies, rising) and a chart per mode of throughput and goodput over the load."""
+    steps: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for model_id in model_ids:
+        for step in site.rows(q.GOODPUT_STEPS, model=model_id):
+            steps[step.pop("trace_id")].append(step)
+    sweeps = []
+    for trace_id, rows in steps.items():
+        charts_by_mode = {}
+        for mode, unit in (("rate", "req/s"), ("concurrency", "clients")):
+            points = [(r["load"], r["throughput_rps"] or 0.0, r["goodput_rps"] or 0.0, bool(r["holds"]))
+                      for r in rows if r["mode"] == mode]
+            if points:
+                charts_by_mode[mode] = charts.goodput_curve(points, title=f"Goodput and throughput by {mode}",
+                                                            unit=unit)
+        sweeps.append({"trace_id": trace_id, "start_time": min(r["start_time"] for r in rows),
+                       "slo": rows[0]["slo"], "min_pass": rows[0]["min_pass"], "steps": rows,
+                       "charts": charts_by_mode})
+    return sorted(sweeps, key=lambda s: (s["start_time"], s["trace_id"]), reverse=True)
+
+
 def model(site: Site, name: str) -> dict[str, Any]:
-    """Every run of one model, newest first, each with its speed cases and judged tests."""
-    found = model_runs(site, name)
+    """Every run of one model, newest first, each with its speed cases and judged tests;
+    and its goodput sweeps. NotFound for a model with neither."""
+    model_ids = ids(site, name)
+    found = sorted((r for m in model_ids for r in runs(site, q.MODEL_RUNS, model=m)),
+                   key=lambda r: (r["start_time"], r["trace_id"]), reverse=True)
+    sweeps = goodput_sweeps(site, model_ids)
+    if not found and not sweeps:
+        raise NotFound(f"no model named {name!r}")
     cases, tests = defaultdict(list), defaultdict(list)
     for model_id in ids(site, name):
         for c in site.rows(q.SPEED_CASES, model=model_id):
@@ -76,5 +106,6 @@ def model(site: Site, name: str) -> dict[str, Any]:
     for run in found:
         run["speed_cases"], run["tests"] = cases[run["trace_id"]], tests[run["trace_id"]]
     return {"model": model_label(name), "evidence": EVIDENCE, "text_chars": TEXT_CHARS, "runs": found,
+            "goodput": sweeps,
             "machines": sorted({r["machine"] or "unrecorded" for r in found}),
             "quantizations": sorted({r["quantization"] for r in found if r["quantization"]})}
