@@ -107,7 +107,9 @@ sweeps AS NOT MATERIALIZED (
     SELECT s.trace_id, s.span_id,
         {bench_attr('bench.goodput.slo')} AS slo,
         {bench_attr('bench.goodput.min_pass', 'DOUBLE')} AS min_pass,
-        {bench_attr('bench.goodput.seed', 'BIGINT')} AS seed
+        {bench_attr('bench.goodput.seed', 'BIGINT')} AS seed,
+        {bench_attr('bench.goodput.highest_rate', 'DOUBLE')} AS highest_rate,
+        {bench_attr('bench.goodput.highest_concurrency', 'DOUBLE')} AS highest_concurrency
     FROM spans AS s WHERE {bench_spans('goodput_sweep')}
 )
 SELECT
@@ -126,6 +128,8 @@ SELECT
     {latency},
     {_goodput('holds', 'BOOLEAN')} AS holds,
     w.slo, w.min_pass, w.seed,
+    CASE {_goodput('mode', 'VARCHAR')} WHEN 'rate' THEN w.highest_rate ELSE w.highest_concurrency END
+        AS highest_holding,
     s.owner, s.date
 FROM steps AS s
 LEFT JOIN sweeps AS w ON w.trace_id = s.trace_id AND w.span_id = s.parent_span_id"""

@@ -118,7 +118,7 @@ ORDER BY t.trace_id, t.start_time, t.span_id"""
 
 # ... and its goodput sweeps (``bench_goodput``): every visible load step, sweep by sweep.
 GOODPUT_STEPS = f"""SELECT trace_id, start_time, mode, load, sent, completed, passed, good, throughput_rps,
-       goodput_rps, pass_share, ttft_p95_ms, e2e_p95_ms, holds, slo, min_pass
+       goodput_rps, pass_share, ttft_p95_ms, e2e_p95_ms, holds, slo, min_pass, highest_holding
 FROM bench_goodput
 WHERE model = $model AND {_VISIBLE}
 ORDER BY trace_id, mode DESC, load"""

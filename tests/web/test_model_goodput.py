@@ -71,11 +71,17 @@ def test_the_twin_has_every_step_as_the_lake_and_the_sweep_have_it(client: TestC
             "holds": s["holds"]} for s in swept["result"]["steps"]]
     assert shown == ran and [s["good"] for s in shown] == [2, 2, 2]  # half of 4 right: count_stars, not json_book
     assert set(sweep["charts"]) == {"rate", "concurrency"}
+    assert sweep["highest"] == {m: swept["result"]["highest"].get(m) for m in ("rate", "concurrency")}
+    assert all(s["highest_holding"] == sweep["highest"][s["mode"]] for s in sweep["steps"])
 
 
-def test_the_page_draws_a_chart_per_mode(client: TestClient) -> None:
+def test_the_page_draws_a_chart_per_mode(client: TestClient, swept: dict[str, Any]) -> None:
     page = client.get("/models/stars")
     assert page.status_code == 200 and "Goodput sweeps" in page.text and "ttft_p95&lt;=2000ms" in page.text
+    top = swept["result"]["highest"]
+    said = "; ".join(f"no {m} holds" if top.get(m) is None else f"{top[m]:g} {'req/s' if m == 'rate' else 'clients'}"
+                     for m in ("rate", "concurrency"))
+    assert f"Highest load that holds, with every lower one: {said}." in page.text
     svgs = [ET.fromstring(s[: s.index("</svg>") + 6]) for s in page.text.split("<figure class=\"chart\">")[1:]]
     assert [len([c for c in svg.iter("{http://www.w3.org/2000/svg}circle") if c.get("class")]) for svg in svgs] == [2, 1]
 

@@ -82,7 +82,8 @@ def goodput_sweeps(site: Site, model_ids: list[str]) -> list[dict[str, Any]]:
             if points:
                 charts_by_mode[mode] = charts.goodput_curve(points, title=f"Goodput and throughput by {mode}",
                                                             unit=unit)
-        sweeps.append({"trace_id": trace_id, "start_time": min(r["start_time"] for r in rows),
+        highest = {r["mode"]: r["highest_holding"] for r in rows}  # the sweep's, one per mode
+        sweeps.append({"trace_id": trace_id, "start_time": min(r["start_time"] for r in rows), "highest": highest,
                        "slo": rows[0]["slo"], "min_pass": rows[0]["min_pass"], "steps": rows,
                        "charts": charts_by_mode})
     return sorted(sweeps, key=lambda s: (s["start_time"], s["trace_id"]), reverse=True)
