@@ -131,7 +131,8 @@ def select(gw: Gateway, sel: Selection) -> list[tuple[str, str]]:
         rows = _rows(gw, q.RUNS_OF_AGENT, {"agent": sel.agent, **window})
         what = f"agent {sel.agent!r}"
     else:
-        raise ReplayError("say which runs: --agent NAME, --agent NAME --cluster ID, or --suite-run RUN_ID")
+        rows = _rows(gw, q.RUNS_OF_EVERY_AGENT, window)
+        what = "any agent"
     if not rows:
         raise ReplayError(f"no recorded runs of {what} in the lake in that window")
     return [(r["trace_id"], r["agent"] or "") for r in rows]

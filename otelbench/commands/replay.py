@@ -28,11 +28,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "candidate model, and compares tool calls, final answers, latency and tokens with the "
                     "recording. Exit 0: runs replayed; 1: none could be replayed; 2: usage error. docs/replay.md")
     what = p.add_argument_group("which runs")
-    what.add_argument("--agent", metavar="NAME", help="the agent whose runs to replay (agent_runs.agent)")
+    what.add_argument("--agent", metavar="NAME", help="the agent whose runs to replay (agent_runs.agent; default: every agent's)")
     what.add_argument("--cluster", type=int, metavar="ID", help="with --agent: the runs of one failure cluster")
     what.add_argument("--suite-run", metavar="RUN_ID", help="the traces of one suite run (suite_cases.run_id)")
     what.add_argument("--sample", type=_count, default=20, metavar="N",
-                      help="at most N runs, the same ones each time (default: %(default)s)")
+                      help="at most N runs (of each agent), the same ones each time (default: %(default)s)")
     what.add_argument("--since", type=_time_arg(_time), metavar="TIME", help="runs started at or after (ISO, UTC)")
     what.add_argument("--until", type=_time_arg(_time), metavar="TIME", help="runs started before (ISO, UTC)")
     what.add_argument("--window", type=window, metavar="START..END", help="both at once, as `otelbench gate` takes")

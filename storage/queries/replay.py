@@ -18,6 +18,15 @@ WHERE agent = $agent AND start_time >= $start AND start_time < $end
 ORDER BY hash(trace_id), trace_id
 LIMIT $limit"""
 
+# ... or of every agent, $limit of each (the same ones each time), agent by agent.
+RUNS_OF_EVERY_AGENT = """SELECT trace_id, agent FROM (
+    SELECT trace_id, agent, row_number() OVER (PARTITION BY agent ORDER BY hash(trace_id), trace_id) AS n
+    FROM agent_runs
+    WHERE start_time >= $start AND start_time < $end
+)
+WHERE n <= $limit
+ORDER BY agent, hash(trace_id), trace_id"""
+
 RUNS_OF_CLUSTER = """SELECT r.trace_id, r.agent FROM cluster_members AS m
 JOIN agent_runs AS r ON r.trace_id = m.trace_id
 WHERE m.agent = $agent AND m.cluster_id = $cluster AND r.start_time >= $start AND r.start_time < $end

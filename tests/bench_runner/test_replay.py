@@ -300,6 +300,23 @@ def test_the_window_and_the_sample_pick_runs(lake: Path, stub: Any, capsys: pyte
         r["trace_id"] for r in again["runs"] + again["unreplayable"]]
 
 
+def test_without_an_agent_every_agents_runs_are_replayed(lake: Path, stub: Any,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    url = stub.base_url("by-model", ttft_ms=5, gap_ms=0)
+    code, every = replay_json(capsys, "--sample", "2", "--lake", str(lake), "--base-url", url, "--model", "weather")
+    assert code == 0
+    with open_lake(lake) as gw:  # at most 2 runs of each agent, the same 2 as --agent NAME --sample 2 picks
+        agents = [r[0] for r in gw.query("SELECT DISTINCT agent FROM agent_runs ORDER BY agent").rows]
+    picked = sorted(r["trace_id"] for r in every["runs"] + every["unreplayable"])
+    one_by_one = []
+    for agent in agents:
+        _, alone = replay_json(capsys, "--agent", agent, "--sample", "2", "--lake", str(lake), "--base-url", url,
+                               "--model", "weather")
+        one_by_one += [r["trace_id"] for r in alone["runs"] + alone["unreplayable"]]
+    assert len(agents) > 1 and picked == sorted(one_by_one)
+    assert {s["agent"] for s in every["summaries"]} == {r["agent"] for r in every["runs"]}
+
+
 def test_the_terminal_table(lake: Path, stub: Any, capsys: pytest.CaptureFixture[str]) -> None:
     url = stub.base_url("by-model", ttft_ms=5, gap_ms=0)
     assert main(["replay", "--agent", "weather_agent", "--lake", str(lake), "--base-url", url,
