@@ -15,15 +15,12 @@ deterministic checks (a score of None, with the reason), never rated on its acco
 
 from __future__ import annotations
 
-MAX_ANSWER_CHARS = 4000
-PLACEHOLDER = "<one sentence>"
+from otelbench.bench_runner.suite_judge import MAX_ANSWER_CHARS, PLACEHOLDER, SCHEMA  # the suite judge's form
+
 SYSTEM = ("You compare two answers to the same task: a reference answer, and a candidate's. Grade the candidate "
           "against the reference: 1 much worse (wrong, or misses what the reference gets right), 2 worse, 3 as "
           "good, 4 better, 5 much better. Judge correctness and completeness, not style or length. Reply with "
           f'JSON only: {{"grade": <1, 2, 3, 4 or 5>, "reasoning": "{PLACEHOLDER}"}}')
-SCHEMA = {"type": "object", "properties": {"grade": {"type": "integer", "enum": [1, 2, 3, 4, 5]},
-                                           "reasoning": {"type": "string"}},
-          "required": ["grade", "reasoning"], "additionalProperties": False}
 
 
 def messages(task: str, recorded: str, candidate: str) -> list[dict[str, str]]:
