@@ -134,8 +134,12 @@ def _only_model(base_url: str, api_key: str | None) -> str:
 
 
 def _progress(done: int, total: int) -> None:
-    """One line on stderr, rewritten as each run is replayed (the embedded model takes seconds a call)."""
-    print(f"\rreplayed {done}/{total} runs", end="\n" if done == total else "", file=sys.stderr, flush=True)
+    """How many runs are replayed, on stderr (the embedded model takes seconds a call): one
+    line rewritten on a terminal, a line each in a log."""
+    if sys.stderr.isatty():
+        print(f"\rreplayed {done}/{total} runs", end="\n" if done == total else "", file=sys.stderr, flush=True)
+    else:
+        print(f"replayed {done}/{total} runs", file=sys.stderr, flush=True)
 
 
 def _usage(message: str) -> int:
