@@ -46,7 +46,8 @@ judge score, cost, latency, failure clusters) are self-reported telemetry: what 
 OpenTelemetry spans said. Models' figures (tokens/s, time to first token, ability and agent \
 fitness tests) are benchmark evidence: what otelbench's bench runner measured. So are agent \
 suites' results (pass rate with its 95% interval on fixed tasks, per suite version: never \
-compare or average two versions). Start with search_agents, search_runs (runs by words of their task or answer \
+compare or average two versions), and replays (get_replays: an agent's recorded llm calls sent again to a \
+candidate model). Start with search_agents, search_runs (runs by words of their task or answer \
 and filters) or list_benchmarks; names are \
 exact for get_agent, get_model and compare."""
 
