@@ -113,8 +113,11 @@ def test_the_list_holds_plain_sqls_figures(client: TestClient, lake: dict[str, A
     for (replay_id, agent), r in shown.items():
         assert f'href="/replays/{replay_id}"' in html
         row = re.search(rf'<tr data-replay="{replay_id}" data-agent="{agent}">(.*?)</tr>', html, re.S).group(1)
-        assert f"{r['match_share'] * 100:.0f}% ({r['runs'] * r['match_share']:.0f}/{r['runs']})" in " ".join(
-            re.sub(r"<[^>]+>", "", row).split())
+        cells = " ".join(re.sub(r"<[^>]+>", "", row).split())
+        assert f"{r['match_share'] * 100:.0f}% ({r['runs'] * r['match_share']:.0f}/{r['runs']})" in cells
+        assert f"{r['as_good_share'] * 100:.0f}% ({r['runs'] * r['as_good_share']:.0f}/{r['runs']})" in cells
+        assert f"{r['calls_same_share'] * 100:.0f}% ({r['calls_matching']}/{r['calls']})" in cells
+        assert r["ratio_model_ms"] is not None and f"×{r['ratio_model_ms']:.3g} · {r['runs_model_ms']} run" in cells
     # linked from the nav and from the agent's page
     assert 'href="/replays"' in client.get("/").text
     assert 'href="/replays?agent=weather_agent"' in client.get("/agents/weather_agent").text
