@@ -34,7 +34,7 @@ from otelbench.web.errors import BadRequest, NotFound
 from otelbench.web.receivers import Receivers
 from otelbench.web.http import SECURITY_HEADERS, RouteMetrics, SecurityHeaders
 from otelbench.web.pages import agent as agent_page
-from otelbench.web.pages import benchmarks, embeds, models, run
+from otelbench.web.pages import benchmarks, embeds, models, replays, run
 from otelbench.web.pages import search as search_page
 from otelbench.web.pages import compare as compare_page
 from otelbench.web.pages import home as home_page
@@ -176,6 +176,12 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
     def benchmark_data(request: Request) -> dict[str, Any]:
         return benchmarks.benchmark(site_of(request), request.path_params["suite"])
 
+    def replays_data(request: Request) -> dict[str, Any]:
+        return replays.listing(site_of(request), request.query_params.get("agent", ""))
+
+    def replay_data(request: Request) -> dict[str, Any]:
+        return replays.replay(site_of(request), request.path_params["replay_id"])
+
     # -- pages ------------------------------------------------------------------------------
 
     def home(request: Request) -> Response:
@@ -217,6 +223,12 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
     def benchmark_page(request: Request) -> Response:
         data = benchmark_data(request)
         return page("agent_suite.html" if data["kind"] == "agent" else "benchmark.html", data=data)
+
+    def replays_page(request: Request) -> Response:
+        return page("replays.html", data=replays_data(request))
+
+    def replay_page(request: Request) -> Response:
+        return page("replay.html", data=replay_data(request))
 
     def embed(request: Request) -> Response:
         response = page("embed.html", **embeds.embed(site_of(request), request.path_params["name"],
@@ -289,6 +301,8 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
         get("/doctor", doctor_page),
         get("/search", search_runs),
         get("/benchmarks/{suite:path}", benchmark_page),
+        get("/replays", replays_page),
+        get("/replays/{replay_id}", replay_page),
         get("/api/leaderboard", api(leaderboard_data, keep=True), json=True),
         get("/api/agents/{name:path}/insights", api(insights_data), json=True),
         get("/api/agents/{name:path}", api(profile_data), json=True),
@@ -300,6 +314,8 @@ def create_app(lake_root: str | Path, privacy: Privacy | None = None, receivers:
         get("/api/doctor", api(doctor_data), json=True),
         get("/api/search", api(search_data), json=True),
         get("/api/benchmarks/{suite:path}", api(benchmark_data), json=True),
+        get("/api/replays", api(replays_data), json=True),
+        get("/api/replays/{replay_id}", api(replay_data), json=True),
         get("/api/links/{name:path}", api(signed_links), json=True),
         get("/badge/{name:path}.svg", badge_svg, json=True),
         get("/gate/agent/{name:path}.svg", gate_badge_svg, json=True),

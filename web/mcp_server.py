@@ -26,7 +26,7 @@ from pydantic import Field
 from otelbench.storage.values import json_value
 from otelbench.web.access import Access, Denied
 from otelbench.web.errors import BadRequest, NotFound
-from otelbench.web.pages import TELEMETRY, benchmarks, models
+from otelbench.web.pages import TELEMETRY, benchmarks, models, replays
 from otelbench.web.pages import compare as compare_page
 from otelbench.web.pages.agent import profile, recent_failures
 from otelbench.web.pages.doctor import doctor
@@ -46,7 +46,8 @@ judge score, cost, latency, failure clusters) are self-reported telemetry: what 
 OpenTelemetry spans said. Models' figures (tokens/s, time to first token, ability and agent \
 fitness tests) are benchmark evidence: what otelbench's bench runner measured. So are agent \
 suites' results (pass rate with its 95% interval on fixed tasks, per suite version: never \
-compare or average two versions). Start with search_agents, search_runs (runs by words of their task or answer \
+compare or average two versions), and replays (get_replays: an agent's recorded llm calls sent again to a \
+candidate model). Start with search_agents, search_runs (runs by words of their task or answer \
 and filters) or list_benchmarks; names are \
 exact for get_agent, get_model and compare."""
 
@@ -177,6 +178,23 @@ def build(site: Site, base_url: str | None = None, access: Access | None = None,
         run — pass rate with its Wilson 95% interval, trials, cost, latency. What the bench
         runner measured on fixed tasks (benchmark evidence, never mixed with telemetry)."""
         return benchmarks.benchmarks(seen(ctx))
+
+    @tool
+    def get_replays(replay_id: Annotated[str, Field(description="one replay's id (from the list); empty: the "
+                                                                  "list of replays")] = "",
+                    agent: Annotated[str, Field(description="with no replay_id, only this agent's replays (exact "
+                                                            "name); empty: every agent's")] = "",
+                    ctx: Context = None) -> dict[str, Any]:
+        """What ``otelbench replay`` found when an agent's recorded llm calls were sent again
+        to a candidate model (open loop). Without ``replay_id``: every replay, newest first,
+        per agent — runs, share whose behaviour matches the recording, share at least as
+        good, share of calls with the same tool calls, TTFT, model time and output tokens
+        recorded vs candidate with their ratio. With it: that replay's runs, most divergent
+        first, each recorded task and final answer beside the candidate's answer (texts
+        cut at 1,000 characters; withheld where the agent hides them). Benchmark evidence
+        (``/api/replays``, ``/api/replays/{replay_id}``)."""
+        reader = seen(ctx)
+        return replays.replay(reader, replay_id) if replay_id else replays.listing(reader, agent)
 
     @tool
     def get_model(name: Annotated[str, Field(description="the model's exact name as the pages show it (a GGUF "

@@ -32,7 +32,7 @@ HIDDEN_INPUT = "the-hidden-input-text"
 PRIVACY = Privacy(private_agents=("payroll",), hide_io_agents=("quiet",))
 FAMILIES = [f for f in CORE if f.error_type is not None]
 TOOLS = {"search_agents", "search_runs", "get_agent", "get_run", "list_benchmarks", "get_model", "compare",
-         "get_instrumentation_report"}
+         "get_instrumentation_report", "get_replays"}
 
 
 @pytest.fixture(scope="module")

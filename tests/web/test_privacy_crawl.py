@@ -72,6 +72,7 @@ KINDS = {
     "/api/links/{name:path}": "json", "/badge/{name:path}.svg": "svg", "/og/{name:path}.png": "image",
     "/gate/agent/{name:path}.svg": "svg", "/gate/suite/{suite:path}.svg": "svg",
     "/doctor": "html", "/api/doctor": "json", "/search": "html", "/api/search": "json",
+    "/replays": "html", "/replays/{replay_id}": "html", "/api/replays": "json", "/api/replays/{replay_id}": "json",
     "/live/leaderboard": "live", "/live/agents/{name:path}": "live", "/mcp": "mcp",
     # routes that take no data at all: checked for canaries all the same
     "/healthz": "no data", "/metrics": "no data", "/static/live.js": "no data",
@@ -80,11 +81,12 @@ QUERIES = {"/": ("", "?window=all"), "/leaderboard": ("", "?window=all", "?tab=m
            "/api/leaderboard": ("", "?window=all", "?tab=models"), "/badge/{name:path}.svg": ("", "?metric=runs"),
            **{p: ("", "?since=all", *(f"?since=all&agent={a}" for a in ("calc", A_AGENT, B_AGENT)))
               for p in ("/doctor", "/api/doctor")},
+           **{p: ("", *(f"?agent={a}" for a in ("calc", A_AGENT, B_AGENT))) for p in ("/replays", "/api/replays")},
            **{p: ("", "?per_page=100", *(f"?q={canary(g, f)}&per_page=100" for g in "abc" for f in ("task", "answer")),
                   *(f"?agent={a}&per_page=100" for a in ("calc", A_AGENT, B_AGENT)))
               for p in ("/search", "/api/search")}}
 TOOLS = {"search_agents", "get_agent", "get_run", "list_benchmarks", "get_model", "compare",
-         "get_instrumentation_report", "search_runs"}
+         "get_instrumentation_report", "search_runs", "get_replays"}
 
 
 def keys() -> list[dict[str, Any]]:
@@ -97,6 +99,29 @@ def keys() -> list[dict[str, Any]]:
 def private_run(group: str, agent: str) -> Run:
     return Run(agent, canary(group, "task"), canary(group, "answer"), error=f"{FAILURE} {canary(group, 'error')}",
                tool=canary(group, "tool"), tool_error=canary(group, "status"), model=canary(group, "model"))
+
+
+def send_replays(url: str, traces: dict[str, list[str]], public: list[str]) -> list[str]:
+    """``otelbench replay``'s results as its exporter sends them (bench_runner/replay_spans.py),
+    with the team's key: one replay of public runs and every group's (``a`` and ``b``
+    private agents, ``c`` the private owner's runs of a public agent), the candidate's
+    answer a canary of the run's group; and one of ``b``'s runs alone. Their replay ids."""
+    from otelbench.bench_runner.replay import Report
+    from otelbench.bench_runner.replay_compare import RunComparison
+    from otelbench.bench_runner.replay_spans import export
+
+    def compared(trace_id: str, group: str | None) -> RunComparison:
+        agent = {"a": A_AGENT, "b": B_AGENT}.get(group or "", "calc")
+        return RunComparison(trace_id, agent, "cand", 1, 0, "recorded", canary(group, "answer") if group else "fine",
+                             None, False, False, True, 1.0, 10.0, 5.0, 20.0, 9.0, 12, 8)
+
+    mixed = [compared(t, None) for t in public] + [compared(t, g) for g in "abc" for t in traces[g]]
+    ids = []
+    for runs in (mixed, [compared(traces["b"][0], "b")]):
+        done = export(Report("cand", "http://127.0.0.1:9/v1", runs, [], [], []), url, {"X-Bench-Key": INGEST})
+        assert done["failures"] == 0
+        ids.append(done["replay_id"])
+    return ids
 
 
 def send_with_sub_agent(url: str) -> str:
@@ -147,7 +172,7 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         team = {"X-Bench-Key": INGEST}
         public = [Run("calc", f"What is {i} + 1?", f"{i + 1}") for i in range(2)]
         public += [Run("calc", f"fetch record {i}", None, error=FAILURE) for i in range(6)]
-        send_runs(url, public, headers=team)
+        public_traces = send_runs(url, public, headers=team)
         traces = {"a": send_runs(url, [private_run("a", A_AGENT)] * 2, headers=team),
                   "b": send_runs(url, [private_run("b", B_AGENT)] * 2, headers=team),
                   "c": send_runs(url, [private_run("c", "calc")] * 6, headers={"X-Bench-Key": INGEST_HUSH})}
@@ -156,6 +181,9 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         send_bench_run(url, C_MODEL, {"X-Bench-Key": INGEST_HUSH})
         wait_for(lambda: runs_in(root) == 8 + 10 + ORCHESTRATED, what="every run in the lake")
         wait_for(lambda: rows(root, "SELECT count(*) FROM bench_results")[0][0] == 2, what="the bench runs")
+        send_replays(url, traces, public_traces[:2])
+        wait_for(lambda: rows(root, "SELECT count(*) FROM replay_runs")[0][0] == 2 + 2 + 2 + 6 + 1,
+                 what="the replays")
         judge_and_cluster(root, privacy=PRIVACY)  # the processors run under the config's privacy, as the web does
         yield {"url": url, "root": root, "traces": traces, "orchestrated": orchestrated}
 
@@ -199,7 +227,9 @@ def fillers(lake: dict[str, Any], client: TestClient) -> dict[str, list[str]]:
     names = [quote(n, safe="") for n in agents + models]
     pairs = [f"{quote(a, safe='')}/{quote(b, safe='')}" for a, b in
              [*(("calc", n) for n in agents), *((PUBLIC_MODEL, m) for m in models)]]
-    return {"name": names, "trace_id": traces, "pair": pairs, "suite": suites}
+    replays = [r[0] for r in rows(lake["root"], "SELECT DISTINCT replay_id FROM replay_runs ORDER BY 1")]
+    assert len(replays) == 2
+    return {"name": names, "trace_id": traces, "pair": pairs, "suite": suites, "replay_id": replays}
 
 
 def urls(path: str, filled: dict[str, list[str]]) -> list[str]:
@@ -302,7 +332,8 @@ def test_mcp_tools_show_a_reader_exactly_what_it_may_see(client: TestClient, lak
             "compare": [{"a": "calc", "b": n} for n in names] + [{"a": PUBLIC_MODEL, "b": n} for n in names],
             "get_instrumentation_report": [{"since": "all"}] + [{"agent": n, "since": "all"} for n in names],
             "search_runs": [{"per_page": 100}] + [{"q": canary(g, "task"), "per_page": 100} for g in "abc"]
-            + [{"agent": n, "per_page": 100} for n in names]}
+            + [{"agent": n, "per_page": 100} for n in names],
+            "get_replays": [{}] + [{"agent": n} for n in names] + [{"replay_id": r} for r in filled["replay_id"]]}
 
     def post(body: dict[str, Any], key: str | None) -> dict[str, Any]:
         headers = {"accept": "application/json, text/event-stream", **({"X-Bench-Key": key} if key else {})}
