@@ -76,7 +76,8 @@ def texts(rng: np.random.Generator, words: list[str], n: int, low: int, high: in
     return out
 
 
-def rows(rng: np.random.Generator, words: list[str], n: int, agents: int, first: int, now_us: int) -> pa.Table:
+def rows(rng: np.random.Generator, words: list[str], n: int, agents: int, first: int, now_us: int,
+         texts: Callable[..., list[str]] = texts) -> pa.Table:
     start = now_us - rng.integers(0, 30 * DAY_US, size=n)
     agent = [f"agent-{a:03d}" for a in rng.integers(0, agents, size=n)]
     cost = rng.lognormal(-5, 1, size=n)
