@@ -108,3 +108,12 @@ def test_mcp_answers_the_same_interval(judged):
     assert (got["score_low"], got["score_high"]) == pytest.approx((low, high))
     found = {a["agent"]: a for a in answer(server, "search_agents", {"query": "", "window": "all"})["agents"]}
     assert (found["a"]["score_low"], found["a"]["score_high"]) == pytest.approx((low, high))
+
+
+def test_the_comparison_shows_each_sides_interval(judged):
+    client = TestClient(create_app(judged, Privacy()))
+    low, high = _expected(judged, "a")
+    twin = client.get("/api/vs/a/b").json()
+    assert (twin["a"]["score_low"], twin["a"]["score_high"]) == pytest.approx((low, high))
+    line = next(r for r in client.get("/vs/a/b").text.splitlines() if 'data-line="score"' in r)
+    assert line.count('data-figure="score_interval"') == 1 and f"{low:.2f}–{high:.2f}" in line  # b: one judged run
