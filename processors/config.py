@@ -40,6 +40,8 @@ class Judge(Strict):
     max_input_tokens: int = Field(DEFAULT_JUDGE_MAX_INPUT_TOKENS, ge=64)
     max_attempts: int = Field(DEFAULT_JUDGE_MAX_ATTEMPTS, ge=1)
     sample: float = Field(1.0, gt=0, le=1)  # the share of runs judged, chosen by a hash of the trace id
+    # after judging, judge this many already-judged runs again (judge_repeats: the judge's noise)
+    rejudge_sample: int = Field(0, ge=0)
 
     @property
     def requests_at_once(self) -> int:

@@ -8,6 +8,9 @@ clustering functions do it, their results are written back. The I/O edges of pro
   clusters are committed whole (``Lake.replace``).
 - The endpoint is checked before anything is judged: when it is down the run stops with
   one line, nothing written.
+- Re-judging (``processors.judge.rejudge_sample``): after the judge step, that many judged
+  runs are judged again by the same judge into ``judge_repeats`` (never ``evals``: a run
+  keeps one score), and the judge's noise figures over every repeat so far are reported.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from otelbench.storage.duckdb import QueryError, open_lake
 from otelbench.storage.fs import LakeBusy
 from otelbench.storage.lake import Lake
 from otelbench.storage.privacy import Privacy
+from otelbench.storage.queries import judge_noise
 from otelbench.storage.queries import processors as q
 from otelbench.storage.queries.tables import table_glob
 
@@ -50,6 +54,8 @@ class Report:
     judged: int = 0  # runs scored
     judge_errors: int = 0  # runs whose answer was unusable (stored with the raw text)
     skipped_private: int = 0  # runs not sent: private, and the endpoint is not local
+    rejudged: int = 0  # judged runs judged again (judge_repeats rows with a score)
+    noise: list[dict[str, Any]] = field(default_factory=list)  # JUDGE_NOISE rows, one per judge
     judge_model: str | None = None
     judge_version: str | None = None
     failures: int = 0  # failed or low-scored runs clustered
@@ -85,6 +91,9 @@ def run(processors: Processors | None, privacy: Privacy, lake_root: str | Path, 
             if only in (None, "judge") and processors.judge.enabled:
                 _judge(lake, processors, privacy, llm, since, agent, now, progress, report, telemetry_endpoint,
                        shard)
+                if processors.judge.rejudge_sample and (shard is None or shard[0] == 1):
+                    _rejudge(lake, processors, privacy, llm, since, agent, now, progress, report, telemetry_endpoint)
+                report.noise = noise(lake.location)
             if only in (None, "clusters") and processors.clusters.enabled and (shard is None or shard[0] == 1):
                 _cluster(lake, processors, privacy, llm, since, agent, now, progress, report)
     except LakeBusy:
@@ -217,6 +226,57 @@ def _judge(lake: Any, processors: Processors, privacy: Privacy, llm: Llm | None,
             report.judged += evals.height - errors
             report.judge_errors += errors
             progress("judge", min(start + step, runs.height), runs.height)
+
+
+def _rejudge(lake: Any, processors: Processors, privacy: Privacy, llm: Llm | None, since: dt.datetime,
+             agent: str | None, now: Callable[[], dt.datetime], progress: Progress, report: Report,
+             telemetry_endpoint: str | None) -> None:
+    """Judge ``rejudge_sample`` judged runs again (processors.judge.repeats) into
+    ``judge_repeats``, in one commit: a crash before it leaves no partial repeat."""
+    import polars as pl
+
+    from otelbench.processors import judge as judge_pkg  # heavy: loaded only when the judge runs
+
+    assert llm is not None
+    cfg = processors.judge
+    prompt = judge_pkg.load_prompt(cfg.prompt)  # _judge has checked that it loads
+    params = {"since": since, "agent": agent, "judge_model": llm.model, "judge_version": prompt.version}
+    with open_lake(lake.location) as gateway:
+        candidates = gateway.polars(q.RUNS_TO_REJUDGE, params, max_rows=None, timeout_s=None)
+        chosen = judge_pkg.rejudge_sample(candidates, cfg.rejudge_sample)
+        if chosen.height == 0:
+            return
+        runs = gateway.polars(q.RUNS_OF_IDS, {"trace_ids": chosen["trace_id"].to_list()}, max_rows=None,
+                              timeout_s=None)
+        runs, withheld = withhold_private(runs, privacy, llm.local)
+        report.skipped_private += withheld
+        if runs.height == 0:
+            return
+        ids = {**of_runs(runs), **hidden_by(privacy)}
+        runs = judge_pkg.with_summaries(runs, gateway.polars(q.TOOL_CALLS_OF_RUNS, ids, max_rows=None, timeout_s=None),
+                                        gateway.polars(q.ERRORS_OF_RUNS, ids, max_rows=None, timeout_s=None))
+    try:
+        judge_pkg.check_endpoint(llm.client, llm.model)
+    except judge_pkg.JudgeEndpointError as exc:
+        raise ProcessorError(str(exc)) from exc
+    with judge_pkg.traced(llm.client, telemetry_endpoint) as client:
+        try:
+            evals = judge_pkg.judge_runs(runs, client=client, model=llm.model, prompt=prompt, now=now,
+                                         concurrency=cfg.requests_at_once, max_input_tokens=cfg.max_input_tokens)
+        except judge_pkg.JudgeEndpointError as exc:
+            raise ProcessorError(f"{exc} (while judging runs again; no repeat written)") from exc
+    repeats = judge_pkg.as_repeats(evals, chosen.filter(pl.col("trace_id").is_in(runs["trace_id"].to_list())))
+    lake.append("judge_repeats", repeats)
+    report.rejudged = int(repeats["score"].is_not_null().sum())
+    progress("rejudge", runs.height, runs.height)
+
+
+def noise(lake_root: str | Path) -> list[dict[str, Any]]:
+    """The judge's noise over every repeat in the lake, one dict per judge model and
+    version (storage/queries/judge_noise.py); empty when nothing was judged again."""
+    with open_lake(lake_root) as gateway:
+        found = gateway.query(judge_noise.JUDGE_NOISE, max_rows=None)
+    return [dict(zip(found.columns, row)) for row in found.rows]
 
 
 # -- failure clustering ------------------------------------------------------------------

@@ -16,7 +16,7 @@ Version history: 1 the first lake; 2 added ``spans.resolved_agent``, a *lake col
 (filled by ``storage.lake`` itself, never by a producer); 3 added ``spans.request_agent``
 (the agent an ingest request named) and ``spans.agent_call_id`` and made ``agent_name`` the name a span itself gives
 (no service-name fallback: the views fall back); 4 added ``spans.attributes_moved``; 5 added
-``spans.tool_arguments`` and ``spans.tool_result``.
+``spans.tool_arguments`` and ``spans.tool_result``; 6 added the ``judge_repeats`` table.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 PARTITION_COLUMN = "date"
 
@@ -262,6 +262,22 @@ EVALS = derived_table("evals", [
     ("input_truncated", pa.bool_()),
     ("judged_at", _TS),
 ], key=("trace_id", "judge_model", "judge_version"))
+# judge_repeats: a judged run judged again by the same judge (otelbench process --rejudge N),
+# kept apart from evals so that a repeat never replaces or adds to a run's score; one row
+# per (run, judge model, judge version, repeat), beside the evals score it repeats.
+JUDGE_REPEATS = derived_table("judge_repeats", [
+    ("trace_id", _STR),
+    ("agent", _STR),
+    ("judge_model", _STR),
+    ("judge_version", _STR),
+    ("repeat", _I64),  # 1 for the first repeat of the run by this judge, then 2, ...
+    ("first_score", _F64),  # the evals score this repeats
+    ("score", _F64),  # 0..1, NULL on a judge error
+    ("reasoning", _STR),
+    ("method", _STR),
+    ("error", _STR),
+    ("judged_at", _TS),
+], key=("trace_id", "judge_model", "judge_version", "repeat"))
 # failure_clusters / cluster_members: each clustering run replaces one agent's whole set.
 FAILURE_CLUSTERS = derived_table("failure_clusters", [
     ("agent", _STR),
@@ -282,7 +298,7 @@ CLUSTER_MEMBERS = derived_table("cluster_members", [
     ("cluster_id", _I64),
 ], replace_by=("agent",))
 
-DERIVED_TABLES: tuple[Table, ...] = (EVALS, FAILURE_CLUSTERS, CLUSTER_MEMBERS)
+DERIVED_TABLES: tuple[Table, ...] = (EVALS, JUDGE_REPEATS, FAILURE_CLUSTERS, CLUSTER_MEMBERS)
 
 # The one list of tables: the lake, its views, the compactor and the docs test all read it.
 TABLES: dict[str, Table] = {t.name: t for t in (SPANS, LOGS, METRICS, *DERIVED_TABLES)}

@@ -88,9 +88,9 @@ def build(site: Site, base_url: str | None = None, access: Access | None = None,
                                                                   "or all")] = "7d",
                       limit: Annotated[int, Field(ge=1, le=200, description="at most this many agents")] = 20,
                       ctx: Context = None) -> dict[str, Any]:
-        """Find agents by name and rank them by runs, success rate, mean judge score, cost
-        per run or latency (p50), over a time window: the leaderboard. Figures are
-        self-reported telemetry."""
+        """Find agents by name and rank them by runs, success rate, mean judge score (with
+        its 95 % interval over the judged runs: score_low, score_high), cost per run or
+        latency (p50), over a time window: the leaderboard. Figures are self-reported telemetry."""
         board = agent_board(seen(ctx), {"sort": sort, "window": window})
         wanted = query.casefold()
         found = [{**a, "ranked": ranked} for ranked, rows in ((True, board["agents"]), (False, board["unranked"]))
@@ -102,8 +102,8 @@ def build(site: Site, base_url: str | None = None, access: Access | None = None,
     @tool
     def get_agent(name: Annotated[str, Field(description="the agent's exact name")],
                   ctx: Context = None) -> dict[str, Any]:
-        """One agent: its figures over all its runs (runs, success rate, mean judge score,
-        cost labelled reported or computed, latency p50/p95), its latest runs and
+        """One agent: its figures over all its runs (runs, success rate, mean judge score
+        with its 95 % interval, cost labelled reported or computed, latency p50/p95), its latest runs and
         failures, and its recurring failure clusters with descriptions and sizes."""
         reader = seen(ctx)
         data = profile(reader, name, base_url or "")
@@ -254,7 +254,7 @@ def _answering(fn: Any) -> Any:
 
 
 def _agent_line(a: dict[str, Any], url: str) -> dict[str, Any]:
-    keep = ("agent", "runs", "success_rate", "score", "judged", "cost_per_run", "costed", "p50_ms", "p95_ms",
+    keep = ("agent", "runs", "success_rate", "score", "score_low", "score_high", "judged", "cost_per_run", "costed", "p50_ms", "p95_ms",
             "last_run", "ranked")
     return {**{k: a[k] for k in keep if k in a}, "url": url}
 

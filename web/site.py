@@ -29,6 +29,7 @@ from otelbench.storage.queries import web as q
 from otelbench.storage.queries import web_suites
 from otelbench.storage.queries.tables import table_glob
 from otelbench.web import every_agent
+from otelbench.web.intervals import with_score_interval
 
 # what ``refresh`` runs, each in a process of its own: the runs rollup, the conventions rollup,
 # then the run search index over the runs rollup (INDEX_MODULE)
@@ -206,7 +207,7 @@ class Site:
     def _figures(self, window: str, now: dt.datetime) -> dict[str, dict[str, Any]]:
         hours = WINDOWS[window]
         since = now - dt.timedelta(hours=hours) if hours else dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
-        return {r["agent"]: r for r in self.rows(q.LEADERBOARD, since=since)}
+        return {r["agent"]: with_score_interval(r) for r in self.rows(q.LEADERBOARD, since=since)}
 
     def agent_series(self, name: str) -> dict[str, Any]:
         """One agent's runs and failed runs per hour (``hours``: (hour, runs, failures)), runs

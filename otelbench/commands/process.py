@@ -31,6 +31,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--shard", type=_shard, default=None, metavar="I/N",
                    help="judge only shard I of N of the runs (by trace id), so N workers split the judging; "
                         "only shard 1 clusters the failures")
+    p.add_argument("--rejudge", type=_count, default=None, metavar="N",
+                   help="judge N already-judged runs again with the same judge (judge_repeats; the runs' scores "
+                        "stay as they are) and print the judge's noise (default: processors.judge.rejudge_sample)")
     p.set_defaults(func=run)
 
 
@@ -48,12 +51,16 @@ def run(args: argparse.Namespace) -> int:
     if config is None:
         config = parse_config({"receivers": {"otlp": {}}, "service": {"pipelines": {}}}, where="defaults")
     lake = args.lake or config.lake_path
+    processors = config.processors
+    if args.rejudge is not None:
+        processors = processors.model_copy(update={"judge": processors.judge.model_copy(
+            update={"rejudge_sample": args.rejudge})})
     exit_on_sigterm()
     progress, done = _progress()
     telemetry = _telemetry(config)
     try:
-        with endpoint(config.processors, args.only) as llm:
-            report = pipeline.run(config.processors, config.privacy, lake, llm=llm, only=args.only,
+        with endpoint(processors, args.only) as llm:
+            report = pipeline.run(processors, config.privacy, lake, llm=llm, only=args.only,
                                   agent=args.agent, progress=progress, telemetry_endpoint=telemetry,
                                   shard=args.shard)
     except pipeline.ProcessorError as exc:
@@ -72,6 +79,12 @@ def _shard(text: str) -> tuple[int, int]:
     if not (sep and i.isdigit() and n.isdigit() and 1 <= int(i) <= int(n)):
         raise argparse.ArgumentTypeError(f"{text!r}: I/N with 1 <= I <= N, e.g. 2/4")
     return int(i), int(n)
+
+
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r}: a number of runs, 0 or more")
+    return int(text)
 
 
 def _telemetry(config: Any) -> str | None:
@@ -111,6 +124,15 @@ def _progress() -> tuple[Any, Any]:
     return update, bar.stop
 
 
+def noise_line(n: dict[str, Any]) -> str:
+    """One judge's noise figures (storage/queries/judge_noise.py) as the report prints them."""
+    share = "-" if n["noise_share"] is None else f"{100 * n['noise_share']:.1f} %"
+    return (f"judge noise ({Path(n['judge_model']).name}, {n['judge_version']}): {n['runs']} runs judged again, "
+            f"{n['repeats']} repeats; mean |difference| {n['mean_abs_diff']:.3f}, within-run SD {n['sd']:.3f}, "
+            f"same side of 0.5 {100 * n['same_side']:.1f} %; share of the scores' variance {share} "
+            f"(of {n['judged']} judged runs)")
+
+
 def _print(report: Any, only: str | None) -> None:
     """What the run did, each line wrapped at the terminal's width (80 in a pipe), its
     continuation indented."""
@@ -129,6 +151,10 @@ def _print(report: Any, only: str | None) -> None:
         if report.skipped_private:
             line += f", {report.skipped_private} private runs not sent to a non-local judge"
         say(f"{line} ({model}, {report.judge_version or '-'})")
+        if report.rejudged:
+            say(f"judge: {report.rejudged} judged runs judged again (judge_repeats)")
+        for n in report.noise:
+            say(noise_line(n))
     if only in (None, "clusters"):
         per_agent = ", ".join(f"{a} {n}" for a, n in sorted(report.clusters.items())) or "none"
         say(f"clusters: {report.failures} failed or low-scored runs; clusters per agent: {per_agent}")

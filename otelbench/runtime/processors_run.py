@@ -93,3 +93,7 @@ def child_main(processors: Any, privacy: Any, lake: str, telemetry_endpoint: str
         raise SystemExit(1) from None
     log.info("processors: %d runs judged (%d judge errors), %d failures in %d clusters, %.1fs", report.judged,
              report.judge_errors, report.failures, sum(report.clusters.values()), report.seconds)
+    for n in report.noise if report.rejudged else []:  # only on passes that judged runs again
+        log.info("processors: %d runs judged again; judge noise of %s %s over %d repeats: mean |difference| %.3f, "
+                 "within-run SD %.3f", report.rejudged, n["judge_model"], n["judge_version"], n["repeats"],
+                 n["mean_abs_diff"], n["sd"])

@@ -9,6 +9,9 @@ what it was sent (the privacy rule). Non-streamed chat completions only.
 given); ``garbage`` answers prose with no grade in it; ``http500`` fails every completion. ``/v1/models`` always answers,
 so an endpoint check passes and the failure shows per run. ``held``: answers wait until
 ``release()`` (a pass that stays in progress for as long as a test needs it to).
+``score_of(prompt, asked_before)``: the score to answer, from the request's last message
+and how many times that same message was asked before (a judge that answers a repeat
+differently, by a known amount).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
@@ -27,8 +31,10 @@ GARBAGE = "Well, it depends on many things; hard to say, honestly."
 
 class JudgeStub:
     def __init__(self, mode: str = "json", *, delay_s: float = 0.0, score: float = 0.75,
-                 text: str | None = None, held: bool = False) -> None:
-        self.mode, self.delay_s, self.score, self.text = mode, delay_s, score, text
+                 text: str | None = None, held: bool = False,
+                 score_of: Callable[[str, int], float] | None = None) -> None:
+        self.mode, self.delay_s, self.score, self.text, self.score_of = mode, delay_s, score, text, score_of
+        self._asked: dict[str, int] = {}
         self._released = threading.Event()
         if not held:
             self._released.set()
@@ -58,8 +64,11 @@ class JudgeStub:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
+                last = str((body.get("messages") or [{}])[-1].get("content"))
                 with stub._lock:
                     stub.requests.append(body)
+                    before = stub._asked.get(last, 0)
+                    stub._asked[last] = before + 1
                 stub._released.wait(HOLD_MAX_S)
                 if stub.delay_s:
                     time.sleep(stub.delay_s)
@@ -69,7 +78,8 @@ class JudgeStub:
                     self._send(500, {"error": {"message": "model crashed: out of memory", "type": "server_error"}})
                 else:
                     text = (GARBAGE if stub.mode == "garbage" else stub.text if stub.text is not None else
-                            json.dumps({"reasoning": "The answer matches the task.", "score": stub.score}))
+                            json.dumps({"reasoning": "The answer matches the task.",
+                                        "score": stub.score if stub.score_of is None else stub.score_of(last, before)}))
                     self._send(200, {"id": "x", "object": "chat.completion", "created": 0, "model": MODEL,
                                      "choices": [{"index": 0, "finish_reason": "stop",
                                                   "message": {"role": "assistant", "content": text}}],

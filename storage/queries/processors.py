@@ -92,6 +92,28 @@ WHERE r.start_time >= $since AND (r.input IS NOT NULL OR r.output IS NOT NULL)
   AND (j.trace_id IS NULL OR (j.score IS NULL AND j.attempts < $max_attempts))
 ORDER BY r.start_time DESC, r.trace_id"""
 
+# The runs a judge (model + version) has scored, in the window, with how often each was
+# judged again so far (judge_repeats): what `otelbench process --rejudge N` samples from
+# (processors.judge.repeats.rejudge_sample).
+RUNS_TO_REJUDGE = """WITH repeated AS (
+    SELECT trace_id, max("repeat") AS repeats FROM judge_repeats
+    WHERE judge_model = $judge_model AND judge_version = $judge_version GROUP BY trace_id
+)
+SELECT e.trace_id, e.score AS first_score, coalesce(p.repeats, 0) AS repeats
+FROM evals AS e
+JOIN agent_runs AS r ON r.trace_id = e.trace_id
+LEFT JOIN repeated AS p ON p.trace_id = e.trace_id
+WHERE e.judge_model = $judge_model AND e.judge_version = $judge_version AND e.score IS NOT NULL
+  AND r.start_time >= $since AND ($agent IS NULL OR r.agent = $agent)
+ORDER BY e.trace_id"""
+
+# Some runs ($trace_ids) as the judge reads them (the columns RUNS_TO_JUDGE gives).
+RUNS_OF_IDS = """SELECT r.trace_id, r.agent, r.status, r.input, r.output, CAST(r.llm_calls AS BIGINT) AS llm_calls,
+       CAST(r.tool_calls AS BIGINT) AS tool_calls, r.owner, r.start_time
+FROM agent_runs AS r
+WHERE r.trace_id IN (SELECT unnest($trace_ids))
+ORDER BY r.trace_id"""
+
 # The lake's spans (from the files' footers): what the first try's number of parts is sized by.
 SPAN_ROWS = "SELECT count(*) FROM spans"
 

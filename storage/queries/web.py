@@ -34,6 +34,7 @@ _FIGURES = """count(*) AS runs,
        avg(CASE WHEN status = 'error' THEN 0.0 ELSE 1.0 END) AS success_rate,
        avg(eval_score) AS score,
        count(eval_score) AS judged,
+       stddev_samp(eval_score) AS score_sd,  -- the mean's interval: web/intervals.py
        sum(cost_usd) / count(*) AS cost_per_run,
        count(cost_usd) AS costed,
        sum(cost_usd) AS cost_total,

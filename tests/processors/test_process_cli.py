@@ -6,6 +6,7 @@ embedded llama.cpp server for the plumbing, a stub neighbour only for its failur
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from otelbench.testing.judge_stub import JudgeStub
 from otelbench.testing.serve import serve
 from otelbench.testing.wait import wait_for
 from otelbench.storage.duckdb import open_lake
+from otelbench.storage.queries.judge_noise import JUDGE_NOISE
 from otelbench.storage.queries.views import JUDGE_SERVICE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -281,3 +283,29 @@ def test_a_bad_shard_is_refused_with_the_form_expected(shard, tmp_path):
     out = subprocess.run([sys.executable, "-m", "otelbench", "process", "--lake", str(tmp_path), "--shard", shard],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "I/N with 1 <= I <= N" in out.stderr
+
+
+def test_rejudge_judges_runs_again_apart_and_prints_the_judges_noise(tmp_path, lake_with_runs):
+    lake, ids, _ = lake_with_runs
+    # each answer 0.1 higher than the last one to the same request: every repeat differs
+    with JudgeStub(score_of=lambda prompt, before: 0.3 + 0.1 * before) as stub:
+        cfg = str(config(tmp_path, lake, endpoint=stub.base_url, model="stub-judge"))
+        first = otelbench("--config", cfg, "--only", "judge")
+        scores = rows(lake, "SELECT trace_id, eval_score FROM agent_runs ORDER BY trace_id")
+        again = otelbench("--config", cfg, "--only", "judge", "--rejudge", "4")
+    assert first.returncode == 0 and again.returncode == 0, first.stderr + again.stderr
+    assert "judge noise" not in first.stdout
+    assert "judge: 0 runs judged" in again.stdout and "judge: 4 judged runs judged again" in again.stdout
+    noise = rows(lake, f"SELECT runs, repeats, mean_abs_diff, sd, same_side FROM ({JUDGE_NOISE})")
+    assert [r[:2] for r in noise] == [(4, 4)]
+    assert re.search(r"judge noise \(stub-judge, judge-run@\w+\): 4 runs judged again, 4 repeats; "
+                     rf"mean \|difference\| {noise[0][2]:.3f}, within-run SD {noise[0][3]:.3f}",
+                     " ".join(again.stdout.split()))  # lines wrap at 80 columns in a pipe
+    assert rows(lake, "SELECT trace_id, eval_score FROM agent_runs ORDER BY trace_id") == scores
+    assert rows(lake, "SELECT count(*) FROM evals") == [(len(ids),)]
+
+
+def test_a_bad_rejudge_count_is_refused(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "otelbench", "process", "--lake", str(tmp_path), "--rejudge", "-3"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "a number of runs, 0 or more" in out.stderr
