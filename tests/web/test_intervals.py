@@ -117,3 +117,22 @@ def test_the_comparison_shows_each_sides_interval(judged):
     assert (twin["a"]["score_low"], twin["a"]["score_high"]) == pytest.approx((low, high))
     line = next(r for r in client.get("/vs/a/b").text.splitlines() if 'data-line="score"' in r)
     assert line.count('data-figure="score_interval"') == 1 and f"{low:.2f}–{high:.2f}" in line  # b: one judged run
+    # b's one judged run has no interval: the means differ, and no winner is named on them
+    score = next(l for l in twin["lines"] if l["figure"] == "score")
+    assert score["a"] != score["b"] and score["winner"] is None and "fewer than two judged runs" in score["note"]
+    page = client.get("/vs/a/b").text
+    row = page[page.index('data-line="score"'):]
+    assert "fewer than two judged runs" in row[:row.index("</tr>")]
+
+
+@pytest.mark.parametrize(("a", "b", "winner", "note"), [
+    ((0.6, 0.9), (0.1, 0.5), "a", None),  # apart: the higher wins
+    ((0.1, 0.5), (0.6, 0.9), "b", None),
+    ((0.4, 0.7), (0.6, 0.9), None, "overlap"),  # overlapping: no winner
+    ((0.4, 0.7), (None, None), None, "fewer than two"),
+])
+def test_a_score_winner_only_where_the_intervals_do_not_overlap(a, b, winner, note):
+    from otelbench.web.pages.compare import score_winner
+
+    got, why = score_winner({"score_low": a[0], "score_high": a[1]}, {"score_low": b[0], "score_high": b[1]})
+    assert got == winner and (why is None if note is None else note in why)

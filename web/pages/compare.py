@@ -64,11 +64,28 @@ def _winner(va: Any, vb: Any, better: str) -> str | None:
     return "a" if (va > vb) == (better == "higher") else "b"
 
 
+def score_winner(a: dict[str, Any], b: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The agent with the higher mean judge score, only where the two 95 % intervals do not
+    overlap (web/intervals.py), and why there is none otherwise."""
+    if a.get("score_low") is None or b.get("score_low") is None:
+        return None, "fewer than two judged runs on a side: no interval, no winner"
+    if a["score_low"] > b["score_high"]:
+        return "a", None
+    if b["score_low"] > a["score_high"]:
+        return "b", None
+    return None, "the 95 % intervals overlap: no winner"
+
+
 def agents(site: Site, a_name: str, b_name: str) -> dict[str, Any]:
-    """Two agents' figures over all their runs, and their failure clusters."""
+    """Two agents' figures over all their runs, and their failure clusters. The judge score
+    has a winner only where its intervals do not overlap (score_winner)."""
     a, b = agent(site, a_name, recent=False), agent(site, b_name, recent=False)
     lines = [{"figure": key, "label": label, "a": a["agent"][key], "b": b["agent"][key], "better": better,
-              "winner": _winner(a["agent"][key], b["agent"][key], better)} for key, label, better in AGENT_LINES]
+              "winner": _winner(a["agent"][key], b["agent"][key], better), "note": None}
+             for key, label, better in AGENT_LINES]
+    for line in lines:
+        if line["figure"] == "score" and line["winner"] is not None:
+            line["winner"], line["note"] = score_winner(a["agent"], b["agent"])
     return {"a": a["agent"], "b": b["agent"], "lines": lines, "clusters": {"a": a["clusters"], "b": b["clusters"]}}
 
 
