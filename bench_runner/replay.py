@@ -15,6 +15,7 @@ instrumentation that sent it, for the doctor's capture-content fix.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 from collections.abc import Callable, Sequence
@@ -25,6 +26,7 @@ from otelbench.bench_runner import replay_request
 from otelbench.bench_runner.client import DEFAULT_TIMEOUT_S, TokenSource, measure_run
 from otelbench.bench_runner.replay_compare import Outcome, RunComparison, Summary, compare_run, recorded_outcome
 from otelbench.bench_runner.replay_compare import final_answers, summarize, tool_call
+from otelbench.normalize import pricing
 from otelbench.storage.duckdb import Gateway
 from otelbench.storage.queries import replay as q
 
@@ -143,7 +145,8 @@ def read_runs(gw: Gateway, picked: Sequence[tuple[str, str]]) -> list[RecordedRu
     calls: dict[str, list[RecordedCall]] = {}
     for r in _rows(gw, q.CALLS_OF_RUNS, {"trace_ids": [t for t, _ in picked]}):
         outcome = recorded_outcome(r["output_messages"], ttft_ms=r["ttft_ms"], e2e_ms=r["duration_ms"],
-                                   input_tokens=r["input_tokens"], output_tokens=r["output_tokens"])
+                                   input_tokens=r["input_tokens"], output_tokens=r["output_tokens"],
+                                   cost_usd=r["cost_usd"])
         calls.setdefault(r["trace_id"], []).append(RecordedCall(
             r["span_id"], r["model"], r["input_messages"], r["tool_definitions"], r["scope_name"], outcome))
     return [RecordedRun(t, agent, calls.get(t, [])) for t, agent in picked]
@@ -161,6 +164,16 @@ def candidate_outcome(result: Any) -> Outcome:
                    None if result.ok else f"{result.error_kind}: {result.error}")
 
 
+def priced(outcome: Outcome, model: str) -> Outcome:
+    """``outcome`` with its cost, when ``model`` has a price (normalize/prices.json, the
+    table the lake's computed costs use) and the server counted its tokens; a local
+    model has none."""
+    price = pricing.lookup(model)
+    if price is None or outcome.output_tokens is None:
+        return outcome
+    return dataclasses.replace(outcome, cost_usd=pricing.cost(price, outcome.input_tokens, outcome.output_tokens))
+
+
 Send = Callable[[replay_request.Request], Outcome]
 # (task, recorded answer, candidate answer) → a judge model's (score 0–1 or None, reason)
 Judge = Callable[[str, str, str], tuple[float | None, str]]
@@ -175,7 +188,7 @@ def sender(base_url: str, model: str, *, api_key: str | None = None, max_tokens:
         extra = {"tools": request.tools} if request.tools else None
         result = measure_run(base_url, model, request.messages, max_tokens=max_tokens, extra_body=extra,
                              client=client, timeout_s=timeout_s, api_key=api_key, nonce_in_prompt=False)
-        return candidate_outcome(result)
+        return priced(candidate_outcome(result), model)
 
     return send
 

@@ -45,6 +45,7 @@ class Outcome:
     input_tokens: int | None = None
     output_tokens: int | None = None
     error: str | None = None
+    cost_usd: float | None = None  # recorded: the call's (llm_calls.cost_usd); candidate: priced by its model
 
 
 def canonical_arguments(arguments: Any) -> str:
@@ -63,7 +64,7 @@ def tool_call(name: Any, arguments: Any) -> tuple[str, str]:
 
 
 def recorded_outcome(output_messages: str | None, *, ttft_ms: float | None, e2e_ms: float | None,
-                     input_tokens: int | None, output_tokens: int | None) -> Outcome:
+                     input_tokens: int | None, output_tokens: int | None, cost_usd: float | None = None) -> Outcome:
     """What a recorded call answered, from its output messages (GenAI shape, JSON text)."""
     calls, texts = [], []
     for m in json.loads(output_messages) if output_messages else []:
@@ -72,7 +73,7 @@ def recorded_outcome(output_messages: str | None, *, ttft_ms: float | None, e2e_
                 calls.append(tool_call(p.get("name"), p.get("arguments")))
             elif p.get("type") == "text":
                 texts.append(str(p.get("content") or ""))
-    return Outcome(tuple(calls), "".join(texts), ttft_ms, e2e_ms, input_tokens, output_tokens)
+    return Outcome(tuple(calls), "".join(texts), ttft_ms, e2e_ms, input_tokens, output_tokens, cost_usd=cost_usd)
 
 
 def same_tool_calls(a: Outcome, b: Outcome) -> bool:
@@ -99,6 +100,8 @@ class RunComparison:
     candidate_model_ms: float | None
     recorded_output_tokens: int | None
     candidate_output_tokens: int | None
+    recorded_cost_usd: float | None  # the run's llm calls, summed; None when a call has none
+    candidate_cost_usd: float | None  # None: the candidate's model has no price (a local model)
     errors: list[str] = field(default_factory=list)  # the candidate's failed calls
     judge_score: float | None = None  # the judge model's grade of the candidate against the recording, 0–1
     judge_reason: str | None = None
@@ -149,7 +152,9 @@ def compare_run(trace_id: str, agent: str, candidate: str, task: str, recorded: 
         recorded_ttft_ms=recorded[0].ttft_ms, candidate_ttft_ms=replayed[0].ttft_ms,
         recorded_model_ms=_sum(o.e2e_ms for o in recorded), candidate_model_ms=_sum(o.e2e_ms for o in replayed),
         recorded_output_tokens=_sum(o.output_tokens for o in recorded),
-        candidate_output_tokens=_sum(o.output_tokens for o in replayed), errors=errors,
+        candidate_output_tokens=_sum(o.output_tokens for o in replayed),
+        recorded_cost_usd=_sum(o.cost_usd for o in recorded), candidate_cost_usd=_sum(o.cost_usd for o in replayed),
+        errors=errors,
         judge_score=judge_score, judge_reason=judge_reason)
 
 
@@ -179,6 +184,14 @@ def _change(pairs: Iterable[tuple[float | None, float | None]], stat: Any = stat
     return Change(stat([a for a, _ in both]), stat([b for _, b in both]), len(both))
 
 
+def _sides(recorded: Sequence[float | None], candidate: Sequence[float | None]) -> Change:
+    """Each side's mean over the runs that have it (``runs``: the recorded side's count):
+    a cost the candidate has none of (a local model) still shows what the recording cost."""
+    rec = [v for v in recorded if v is not None]
+    cand = [v for v in candidate if v is not None]
+    return Change(statistics.fmean(rec) if rec else None, statistics.fmean(cand) if cand else None, len(rec))
+
+
 @dataclass
 class Summary:
     agent: str
@@ -192,6 +205,7 @@ class Summary:
     ttft_ms: Change  # median of the first call's
     model_ms: Change  # median of each run's llm time
     output_tokens: Change  # mean per run
+    cost_usd: Change  # mean per run, each side over the runs that have it: a local candidate has none
     most_divergent: list[RunComparison]
 
     @property
@@ -208,7 +222,7 @@ class Summary:
                 "at_least_as_good": self.at_least_as_good, "as_good_share": self.as_good_share,
                 "calls": self.calls, "calls_matching": self.calls_matching, "judged": self.judged,
                 "ttft_ms": self.ttft_ms.to_dict(), "model_ms": self.model_ms.to_dict(),
-                "output_tokens": self.output_tokens.to_dict(),
+                "output_tokens": self.output_tokens.to_dict(), "cost_usd": self.cost_usd.to_dict(),
                 "most_divergent": [{"trace_id": r.trace_id, "link": f"/runs/{r.trace_id}", "divergence": r.divergence}
                                    for r in self.most_divergent]}
 
@@ -227,5 +241,6 @@ def summarize(runs: Sequence[RunComparison], most: int = MOST_DIVERGENT) -> list
             _change((r.recorded_ttft_ms, r.candidate_ttft_ms) for r in rs),
             _change((r.recorded_model_ms, r.candidate_model_ms) for r in rs),
             _change(((r.recorded_output_tokens, r.candidate_output_tokens) for r in rs), statistics.fmean),
+            _sides([r.recorded_cost_usd for r in rs], [r.candidate_cost_usd for r in rs]),
             diverging[:most]))
     return out

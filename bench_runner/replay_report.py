@@ -22,6 +22,15 @@ def _change(c: Change, unit: str = "") -> str:
     return f"{c.recorded:,.0f} → {c.candidate:,.0f}{unit}{ratio} (n={c.runs})"
 
 
+def _cost(c: Change) -> str:
+    """Mean cost per run, each side over the runs that have one."""
+    if c.recorded is None and c.candidate is None:
+        return "—"
+    side = lambda v, none: none if v is None else f"${v:.4g}"  # noqa: E731
+    ratio = f" ×{c.ratio:.2f}" if c.ratio is not None else ""
+    return f"{side(c.recorded, 'none')} → {side(c.candidate, 'no price')}{ratio}"
+
+
 def render(report: Report, fixes: dict[str, str] | None = None, width: int = 80) -> str:
     """The report as text at most ``width`` wide. ``fixes``: instrumentation scope → the
     doctor's fix for calls recorded without their messages."""
@@ -37,9 +46,10 @@ def render(report: Report, fixes: dict[str, str] | None = None, width: int = 80)
     columns = [Column("agent"), Column("runs", right=True), Column("behaviour matches", right=True),
                Column("at least as good", right=True), Column("tool calls same", right=True),
                Column("TTFT ms (median)", right=True), Column("model time ms (median)", right=True),
-               Column("output tokens (mean)", right=True)]
+               Column("output tokens (mean)", right=True), Column("cost per run (mean)", right=True)]
     rows = [[s.agent, str(s.runs), _share(s.behaviour_matches, s.runs), _share(s.at_least_as_good, s.runs),
-             _share(s.calls_matching, s.calls), _change(s.ttft_ms), _change(s.model_ms), _change(s.output_tokens)]
+             _share(s.calls_matching, s.calls), _change(s.ttft_ms), _change(s.model_ms), _change(s.output_tokens),
+             _cost(s.cost_usd)]
             for s in report.summaries]
     if rows:
         for part in fitting_tables(columns, rows, width):

@@ -37,6 +37,7 @@ def run_attributes(replay_id: str, candidate: str, r: RunComparison) -> dict[str
         "replay.recorded.model_ms": r.recorded_model_ms, "replay.candidate.model_ms": r.candidate_model_ms,
         "replay.recorded.output_tokens": r.recorded_output_tokens,
         "replay.candidate.output_tokens": r.candidate_output_tokens,
+        "replay.recorded.cost_usd": r.recorded_cost_usd, "replay.candidate.cost_usd": r.candidate_cost_usd,
         "replay.candidate.answer": r.candidate_answer[:REPLY_CHARS],
         "replay.errors": r.errors,
         "replay.judge_score": r.judge_score,

@@ -54,8 +54,10 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "otelbench.collector": ("otelbench.storage", "otelbench.normalize", "otelbench.exporters",
                             "otelbench.processors.config", "otelbench.web.config"),
     # the bench and suites: results reach the lake as spans sent to the collector's default
-    # endpoint; the suite judge asks through the judge's endpoint and parser
-    "otelbench.bench_runner": ("otelbench.storage", "otelbench.collector", "otelbench.processors.judge"),
+    # endpoint; the suite judge asks through the judge's endpoint and parser; a replay prices
+    # its candidate by the table the lake's computed costs use
+    "otelbench.bench_runner": ("otelbench.storage", "otelbench.collector", "otelbench.processors.judge",
+                               "otelbench.normalize.pricing"),
     # the CLI and its commands, the runtime that starts and supervises the processes, the
     # demo, `otelbench init`, the SDK: everything but the test kit
     "otelbench": ("otelbench.storage", "otelbench.normalize", "otelbench.exporters", "otelbench.processors",

@@ -78,6 +78,8 @@ SELECT
     {bench_attr('bench.replay.candidate.model_ms', 'DOUBLE')} AS candidate_model_ms,
     {bench_attr('bench.replay.recorded.output_tokens', 'BIGINT')} AS recorded_output_tokens,
     {bench_attr('bench.replay.candidate.output_tokens', 'BIGINT')} AS candidate_output_tokens,
+    {bench_attr('bench.replay.recorded.cost_usd', 'DOUBLE')} AS recorded_cost_usd,
+    {bench_attr('bench.replay.candidate.cost_usd', 'DOUBLE')} AS candidate_cost_usd,
     {bench_attr('bench.replay.candidate.answer')} AS candidate_answer,
     {bench_attr('bench.replay.errors', 'VARCHAR[]')} AS errors,
     {bench_attr('bench.replay.judge_score', 'DOUBLE')} AS judge_score,

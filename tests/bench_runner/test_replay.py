@@ -317,6 +317,35 @@ def test_without_an_agent_every_agents_runs_are_replayed(lake: Path, stub: Any,
     assert {s["agent"] for s in every["summaries"]} == {r["agent"] for r in every["runs"]}
 
 
+def test_cost_recorded_and_candidate(lake: Path, stub: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """The recorded side costs what its llm calls cost in the lake; a candidate whose model
+    has no price (a local one) has none, and one with a price is priced by the same table."""
+    from otelbench.bench_runner.replay import priced
+    from otelbench.bench_runner.replay_compare import Outcome
+    from otelbench.normalize import pricing
+
+    url = stub.base_url("by-model", ttft_ms=5, gap_ms=0)
+    _, report = replay_json(capsys, "--agent", "weather_agent", "--lake", str(lake), "--base-url", url,
+                            "--model", "weather")
+    with open_lake(lake) as gw:
+        lake_cost = dict(gw.query("SELECT trace_id, CASE WHEN count(*) = count(cost_usd) THEN sum(cost_usd) END "
+                                  "FROM llm_calls GROUP BY trace_id").rows)
+    runs = report["runs"]
+    assert runs and all(r["recorded_cost_usd"] == pytest.approx(lake_cost[r["trace_id"]]) for r in runs)
+    assert any(r["recorded_cost_usd"] for r in runs)  # the recordings' models are priced
+    assert all(r["candidate_cost_usd"] is None for r in runs)  # "weather" has no price
+    [summary] = report["summaries"]
+    costs = [r["recorded_cost_usd"] for r in runs if r["recorded_cost_usd"] is not None]
+    assert summary["cost_usd"] == {"recorded": pytest.approx(sum(costs) / len(costs)), "candidate": None,
+                                   "runs": len(costs), "ratio": None}
+    model = "gpt-4o-mini"
+    assert pricing.lookup(model) is not None
+    got = priced(Outcome(input_tokens=1000, output_tokens=200), model)
+    assert got.cost_usd == pytest.approx(pricing.cost(pricing.lookup(model), 1000, 200)) and got.cost_usd > 0
+    assert priced(Outcome(input_tokens=1000, output_tokens=200), "weather").cost_usd is None
+    assert priced(Outcome(input_tokens=1000), model).cost_usd is None  # tokens not counted: no price
+
+
 def test_the_terminal_table(lake: Path, stub: Any, capsys: pytest.CaptureFixture[str]) -> None:
     url = stub.base_url("by-model", ttft_ms=5, gap_ms=0)
     assert main(["replay", "--agent", "weather_agent", "--lake", str(lake), "--base-url", url,

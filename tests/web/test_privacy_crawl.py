@@ -113,7 +113,7 @@ def send_replays(url: str, traces: dict[str, list[str]], public: list[str]) -> l
     def compared(trace_id: str, group: str | None) -> RunComparison:
         agent = {"a": A_AGENT, "b": B_AGENT}.get(group or "", "calc")
         return RunComparison(trace_id, agent, "cand", 1, 0, "recorded", canary(group, "answer") if group else "fine",
-                             None, False, False, True, 1.0, 10.0, 5.0, 20.0, 9.0, 12, 8)
+                             None, False, False, True, 1.0, 10.0, 5.0, 20.0, 9.0, 12, 8, 0.001, None)
 
     mixed = [compared(t, None) for t in public] + [compared(t, g) for g in "abc" for t in traces[g]]
     ids = []
