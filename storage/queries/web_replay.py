@@ -53,7 +53,8 @@ def _change(figure: str, agg: str) -> str:
 # One row per replay and agent (a replay has one candidate; a suite run's may hold several
 # agents): runs, the shares that behave the same and are at least as good, the share of
 # calls with the same tool calls, median TTFT and model time and mean output tokens on
-# each side with their ratio (as ``otelbench replay`` reports them). Newest first.
+# each side with their ratio, and each side's mean cost (as ``otelbench replay`` reports
+# them). Newest first.
 REPLAYS = f"""{_VISIBLE}
 SELECT replay_id, agent, any_value(candidate) AS candidate, min(start_time) AS start_time, count(*) AS runs,
        count(*) FILTER (WHERE behaviour_matches) AS behaviour_matches,
@@ -64,7 +65,9 @@ SELECT replay_id, agent, any_value(candidate) AS candidate, min(start_time) AS s
        count(judge_score) AS judged, avg(judge_score) AS judge_score, max(divergence) AS max_divergence,
        {_change('ttft_ms', 'median')},
        {_change('model_ms', 'median')},
-       {_change('output_tokens', 'avg')}
+       {_change('output_tokens', 'avg')},
+       -- each side's mean cost over the runs that have one: a local candidate has none
+       avg(recorded_cost_usd) AS recorded_cost_usd, avg(candidate_cost_usd) AS candidate_cost_usd
 FROM visible
 GROUP BY replay_id, agent
 ORDER BY start_time DESC, replay_id, agent"""
@@ -75,7 +78,7 @@ REPLAY_RUNS = f"""{_VISIBLE}
 SELECT replay_id, candidate, trace_id, agent, start_time, calls, calls_matching, behaviour_matches,
        at_least_as_good, answer_agrees, answer_agreement, divergence, recorded_ttft_ms, candidate_ttft_ms,
        recorded_model_ms, candidate_model_ms, recorded_output_tokens, candidate_output_tokens,
-       left(candidate_answer, $chars) AS candidate_answer, length(candidate_answer) AS candidate_answer_chars,
+       recorded_cost_usd, candidate_cost_usd, left(candidate_answer, $chars) AS candidate_answer, length(candidate_answer) AS candidate_answer_chars,
        errors, judge_score, recorded_status, recorded_input, recorded_output, owner, recorded_owner
 FROM visible
 WHERE replay_id = $replay_id

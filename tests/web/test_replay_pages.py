@@ -36,7 +36,8 @@ HIDE_IO = Privacy(hide_io_agents=("weather_agent",))
 GRANT = "read-helper-01"  # a read key granting the private agent, with its texts
 CANDIDATES = {"weather-berlin": "weather_agent", "markup": "weather_agent", "weather": PRIVATE}
 FIGURES = ("runs", "match_share", "as_good_share", "calls_same_share", "recorded_ttft_ms", "candidate_ttft_ms",
-           "recorded_model_ms", "candidate_model_ms", "recorded_output_tokens", "candidate_output_tokens")
+           "recorded_model_ms", "candidate_model_ms", "recorded_output_tokens", "candidate_output_tokens",
+           "recorded_cost_usd", "candidate_cost_usd")
 # per replay and agent, as plain SQL over the view: the same figures, the ratios over the
 # runs that have both sides (NULL where a side is missing, so left out of both)
 SUMMARY_SQL = """SELECT replay_id, agent, count(*), avg(CASE WHEN behaviour_matches THEN 1 ELSE 0 END),
@@ -46,7 +47,8 @@ SUMMARY_SQL = """SELECT replay_id, agent, count(*), avg(CASE WHEN behaviour_matc
        median(CASE WHEN candidate_model_ms IS NOT NULL THEN recorded_model_ms END),
        median(CASE WHEN recorded_model_ms IS NOT NULL THEN candidate_model_ms END),
        avg(CASE WHEN candidate_output_tokens IS NOT NULL THEN recorded_output_tokens END),
-       avg(CASE WHEN recorded_output_tokens IS NOT NULL THEN candidate_output_tokens END)
+       avg(CASE WHEN recorded_output_tokens IS NOT NULL THEN candidate_output_tokens END),
+       avg(recorded_cost_usd), avg(candidate_cost_usd)
 FROM replay_runs GROUP BY ALL ORDER BY ALL"""
 
 
@@ -118,6 +120,9 @@ def test_the_list_holds_plain_sqls_figures(client: TestClient, lake: dict[str, A
         assert f"{r['as_good_share'] * 100:.0f}% ({r['runs'] * r['as_good_share']:.0f}/{r['runs']})" in cells
         assert f"{r['calls_same_share'] * 100:.0f}% ({r['calls_matching']}/{r['calls']})" in cells
         assert r["ratio_model_ms"] is not None and f"×{r['ratio_model_ms']:.3g} · {r['runs_model_ms']} run" in cells
+        # the recordings' models are priced, the stub's candidates are not
+        assert r["recorded_cost_usd"] > 0 and r["candidate_cost_usd"] is None
+        assert f"${r['recorded_cost_usd']:.4g} → no price" in cells
     # linked from the nav and from the agent's page
     assert 'href="/replays"' in client.get("/").text
     assert 'href="/replays?agent=weather_agent"' in client.get("/agents/weather_agent").text
