@@ -14,9 +14,10 @@ those traces' spans in their partitions and the neighbouring days). A compaction
 output names its inputs in its footer (``storage.files.lineage``): when every input was
 seen, the output holds nothing new and is not read. The recomputed rows of a refresh's
 steps are staged in files (``_Staged``) and committed once: rewriting the base after
-each step cost a first build of 1 M runs a third of its CPU time. One refresh at a time
-per lake (a lock file); the other callers skip. The delta is merged into the base once it holds more
-than a twentieth of it (and ``DELTA_MIN_ROWS``): only the touched agents' files and the
+each step cost a first build of 1 M runs a fifth of its CPU time (docs/performance.md).
+One refresh at a time per lake (a lock file); the other callers skip. The delta is
+merged into the base once it holds more than a twentieth of it (and
+``DELTA_MIN_ROWS``): only the touched agents' files and the
 index are rewritten.
 """
 
