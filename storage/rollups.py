@@ -12,9 +12,12 @@ consistent set (``current``). docs/schema.md, "Rollups", has the columns.
 seen, recomputing only the traces they touch (with the ``agent_runs`` view itself, over
 those traces' spans in their partitions and the neighbouring days). A compaction's
 output names its inputs in its footer (``storage.files.lineage``): when every input was
-seen, the output holds nothing new and is not read. One refresh at a time per lake (a
-lock file); the other callers skip. The delta is merged into the base once it holds more
-than a twentieth of it (and ``DELTA_MIN_ROWS``): only the touched agents' files and the
+seen, the output holds nothing new and is not read. The recomputed rows of a refresh's
+steps are staged in files (``_Staged``) and committed once: rewriting the base after
+each step cost a first build of 1 M runs a fifth of its CPU time (docs/performance.md).
+One refresh at a time per lake (a lock file); the other callers skip. The delta is
+merged into the base once it holds more than a twentieth of it (and
+``DELTA_MIN_ROWS``): only the touched agents' files and the
 index are rewritten.
 """
 
@@ -164,30 +167,34 @@ def _refresh(fs: LakeFS, folder: str) -> Refreshed:
         return Refreshed(m["version"], 0, 0, False, time.perf_counter() - started)
 
     touched, merged = 0, False
-    recomputed: set[str] = set()
     con = _connection(fs)
     try:
+        con.execute(sql.TOUCHED_TABLE, {"ids": []})
         # new spans a few days at a time (a trace's spans: its days and the neighbouring
-        # ones), then new scores; each step is a version of its own (a crash keeps what
-        # was done)
-        for days, files in _steps(fs, new[SPANS.name]):
-            ids = _trace_ids(con, fs, files)
-            con.execute(sql.TOUCHED_TABLE, {"ids": ids})
-            _restrict(con, fs, _around(days))
-            rows = _conform(con.sql(sql.RUN_ROWS).to_arrow_table())
-            merged |= _step(fs, folder, con, m, rows, {SPANS.name: files})
-            touched += len(ids)
-            recomputed.update(ids)
+        # ones), each step's rows staged; then they are committed as one version (a first
+        # build merges its runs into the base once, rather than once per step)
+        if new[SPANS.name]:
+            staged = _Staged(fs, folder, m["version"] + 1, con)
+            for days, files in _steps(fs, new[SPANS.name]):
+                ids = _trace_ids(con, fs, files)
+                con.execute(sql.TOUCHED_TABLE, {"ids": ids})
+                _restrict(con, fs, _around(days))
+                staged.add(con.sql(sql.RUN_ROWS).to_arrow_table())
+                touched += len(ids)
+            merged |= _step(fs, folder, con, m, staged, {SPANS.name: new[SPANS.name]})
         if new[EVALS.name]:
-            ids = sorted(set(_trace_ids(con, fs, new[EVALS.name])) - recomputed)  # those got their score above
+            # the traces the span steps recomputed got their score there (``touched`` holds them)
+            ids = [r[0] for r in con.execute(sql.UNTOUCHED_IDS,
+                                             {"files": [fs.uri(f.path) for f in new[EVALS.name]]}).fetchall()]
             con.execute(sql.TOUCHED_TABLE, {"ids": ids})
-            rows = _conform(con.sql(sql.RESCORED, params=bind(sql.RESCORED, _snapshot(fs, folder, m))).to_arrow_table())
-            merged |= _step(fs, folder, con, m, rows, {EVALS.name: new[EVALS.name]})
+            staged = _Staged(fs, folder, m["version"] + 1, con)
+            staged.add(con.sql(sql.RESCORED, params=bind(sql.RESCORED, _snapshot(fs, folder, m))).to_arrow_table())
+            merged |= _step(fs, folder, con, m, staged, {EVALS.name: new[EVALS.name]})
             touched += len(ids)
         clusters = {t.name: new[t.name] for t in (FAILURE_CLUSTERS, CLUSTER_MEMBERS) if new[t.name]}
         if clusters:  # no rows change: a new version, so cached answers are read anew
             con.execute(sql.TOUCHED_TABLE, {"ids": []})
-            _step(fs, folder, con, m, _conform(RUNS_SCHEMA.empty_table()), clusters)
+            _step(fs, folder, con, m, _Staged(fs, folder, m["version"] + 1, con), clusters)
     finally:
         con.close()
     if now_seen != {t: sorted(s) for t, s in m["seen"].items()}:
@@ -195,32 +202,70 @@ def _refresh(fs: LakeFS, folder: str) -> Refreshed:
     return Refreshed(m["version"], sum(map(len, new.values())), touched, merged, time.perf_counter() - started)
 
 
-def _step(fs: LakeFS, folder: str, con: Any, m: dict[str, Any], rows: pa.Table,
+class _Staged:
+    """A refresh's recomputed rows, step by step, before they are committed: each step's
+    rows in files of the rollup's folder (one per agent, which a merge reads for a few
+    agents at a time; the sweep after the commit deletes them), and the traces each step
+    touched (``touched`` when a step is added) in the connection's ``touch_steps``."""
+
+    def __init__(self, fs: LakeFS, folder: str, version: int, con: Any) -> None:
+        self.fs, self.folder, self.version, self.con = fs, folder, version, con
+        self.steps = 0
+        self.files: dict[str | None, list[str]] = {}  # agent -> its staged files
+        con.execute(sql.TOUCH_STEPS_TABLE)
+        # read_parquet needs a file: one with the schema (and the step) and no rows
+        self.empty = self._write(_conform(RUNS_SCHEMA.empty_table()), "empty")
+
+    def add(self, rows: pa.Table) -> None:
+        """One step's rows (of the traces in ``touched``, which later steps may recompute)."""
+        self.steps += 1
+        self.con.execute(sql.TOUCH_STEP, {"step": self.steps})
+        for agent, part in _by_agent(_conform(rows).sort_by([("agent", "ascending")])):
+            key = hashlib.sha1(str(agent).encode()).hexdigest()[:16] if agent is not None else "none"
+            self.files.setdefault(agent, []).append(self._write(part, f"{self.steps}-{key}"))
+
+    def of(self, agents: list[str]) -> list[str]:
+        return [self.empty, *(f for a in agents for f in self.files.get(a, ()))]
+
+    def every(self) -> list[str]:
+        return [self.empty, *(f for files in self.files.values() for f in files)]
+
+    def _write(self, rows: pa.Table, name: str) -> str:
+        rows = rows.append_column("step", pa.array([self.steps] * rows.num_rows, pa.int32()))
+        path = posixpath.join(self.folder, f"staged-{self.version}-{name}.parquet")
+        # read once, by the commit: a fast codec
+        self.fs.write_parquet(rows, path, row_group_size=ROW_GROUP_ROWS, compression="lz4")
+        return self.fs.uri(path)
+
+
+def _step(fs: LakeFS, folder: str, con: Any, m: dict[str, Any], staged: _Staged,
           folded: dict[str, list[DataFile]]) -> bool:
-    """Commit ``rows`` (the recomputed runs of the touched traces) as a new version: a new
-    delta, or — once the delta is big — new base files for the agents it touches and a new
-    trace index. Touched traces that are no longer runs get a tombstone. Returns whether
-    the delta was merged."""
+    """Commit the ``staged`` rows (the recomputed runs of the touched traces) as a new
+    version: a new delta, or — once the delta is big — new base files for the agents it
+    touches and a new trace index. Touched traces that are no longer runs get a
+    tombstone. Returns whether the delta was merged."""
     snap = _snapshot(fs, folder, m)
-    con.register("fresh_rows", rows)
+    con.execute(sql.ALL_TOUCHED)
+    con.execute(sql.LAST_TOUCH)
+    con.execute(sql.fresh_rows_sql(staged.every()))
     gone = [r[0] for r in con.execute(f"WITH {sql.RUNS_CTE} {sql.GONE}", bind(sql.RUNS_CTE, snap)).fetchall()]
-    if gone:
-        rows = pa.concat_tables([rows, pa.table({f.name: pa.array(gone, f.type) if f.name == "trace_id"
-                                                 else pa.nulls(len(gone), f.type) for f in RUNS_SCHEMA})])
-    con.register("fresh", rows)
-    delta = con.sql(sql.NEW_DELTA, params={"delta": snap["delta"]}).to_arrow_table()
+    con.register("tombstones", pa.table({f.name: pa.array(gone, f.type) if f.name == "trace_id"
+                                         else pa.nulls(len(gone), f.type) for f in RUNS_SCHEMA}))
+    con.execute(sql.FRESH)
+    con.execute(sql.merged_delta_sql(snap["delta"]))
+    con.execute(sql.DELTA_KEYS)
     version = m["version"] + 1
     base, index, delta_name = dict(m["base"]), m["index"], f"delta-{version}.parquet"
     base_rows = fs.parquet_file(posixpath.join(folder, m["index"])).metadata.num_rows
-    merged = delta.num_rows > max(DELTA_MIN_ROWS, base_rows // 20)
+    merged = con.execute(sql.DELTA_ROWS).fetchall()[0][0] > max(DELTA_MIN_ROWS, base_rows // 20)
     if merged:
-        con.register("merged_delta", delta)
         affected = sorted({r[0] for r in con.execute(sql.AFFECTED_AGENTS, {"index": snap["index"]}).fetchall()})
         sizes = dict(con.execute(sql.ROWS_PER_AGENT, {"index": snap["index"]}).fetchall())
         for group in _groups(affected, sizes, MERGE_ROWS):  # bounded memory: a few agents at a time
             files = [posixpath.join(folder, base[a]) for a in group if a in base]
             con.execute(sql.AGENTS_TABLE, {"agents": group})
-            merged_rows = con.sql(sql.MERGED_WITH, params={"base": [snap["empty"], *files]}).to_arrow_table()
+            merged_rows = con.sql(sql.MERGED_WITH, params={
+                "base": [snap["empty"], *files], "delta": snap["delta"], "staged": staged.of(group)}).to_arrow_table()
             for a in group:
                 base.pop(a, None)
             for agent, part in _by_agent(merged_rows.sort_by(
@@ -233,9 +278,10 @@ def _step(fs: LakeFS, folder: str, con: Any, m: dict[str, Any], rows: pa.Table,
         fs.write_parquet(con.sql(sql.INDEX_ROWS, params={"base": every}).to_arrow_table().cast(INDEX_SCHEMA),
                          posixpath.join(folder, index), row_group_size=ROW_GROUP_ROWS, compression="zstd")
         delta = RUNS_SCHEMA.empty_table()
+    else:
+        delta = con.sql(sql.NEW_DELTA).to_arrow_table()
     _write(fs, delta, posixpath.join(folder, delta_name))
-    for name in ("fresh_rows", "fresh", "merged_delta"):  # a registered table stays in memory
-        con.unregister(name)
+    con.unregister("tombstones")  # a registered table stays in memory
     fs.sync_folder(folder)
     seen = {t: sorted(set(m["seen"].get(t, ())) | {folding.relative(fs, f) for f in folded.get(t, ())})
             for t in (w.name for w in WATCHED)}
@@ -247,8 +293,8 @@ def _step(fs: LakeFS, folder: str, con: Any, m: dict[str, Any], rows: pa.Table,
 
 def _steps(fs: LakeFS, files: list[DataFile]) -> list[tuple[set[str], list[DataFile]]]:
     """New span files by day, consecutive days together up to ``STEP_SPANS`` rows (a day
-    alone may have more): fewer steps read each day's neighbours again, and merge the
-    delta into the base (all of it, in a first build) fewer times."""
+    alone may have more): fewer steps read each day's neighbours again; a step's
+    ``agent_runs`` statement holds its traces' rows in DuckDB's memory."""
     by_day: dict[str, list[DataFile]] = {}
     for f in files:
         by_day.setdefault(_day(f), []).append(f)

@@ -81,18 +81,67 @@ RUNS_CTE = """runs AS (
     SELECT * FROM read_parquet($delta) WHERE agent IS NOT NULL
 )"""
 
-# Merging a big delta (registered as ``merged_delta``) into the base: the agents whose
-# files change (their runs in the delta, or runs of theirs that the delta moved to
-# another agent) ...
-AFFECTED_AGENTS = """SELECT DISTINCT agent FROM merged_delta WHERE agent IS NOT NULL
-UNION SELECT i.agent FROM read_parquet($index) AS i JOIN merged_delta AS d ON d.trace_id = i.trace_id"""
-# ... their new rows ($base: their files; storage.rollups sorts them by agent and time in
-# Arrow, which needs no more memory than the rows, and writes one file per agent) ...
-MERGED_WITH = (f"WITH {RUNS_CTE.replace('read_parquet($delta)', 'merged_delta')} "
-               "SELECT * FROM runs WHERE agent IN (SELECT agent FROM merging)")
-# The agents of one such group, and each agent's runs in the base (to form the groups).
+# A refresh's recomputed rows are staged first (storage.rollups): each step's rows, one
+# file per agent with the step's number, and ``touch_steps`` (trace id, step) of the
+# traces each step touched. A trace's row is that of the last step that touched it (none
+# if that step found no run), as if each step had been committed in turn.
+TOUCH_STEPS_TABLE = "CREATE OR REPLACE TEMP TABLE touch_steps (trace_id VARCHAR, step INTEGER)"
+TOUCH_STEP = "INSERT INTO touch_steps SELECT trace_id, $step FROM touched"
+# Once every step is staged: every touched trace, and the last step of each.
+ALL_TOUCHED = "CREATE OR REPLACE TEMP TABLE touched AS SELECT DISTINCT trace_id FROM touch_steps"
+LAST_TOUCH = ("CREATE OR REPLACE TEMP TABLE last_touch AS "
+              "SELECT trace_id, max(step) AS step FROM touch_steps GROUP BY trace_id")
+# New scores' traces that the span steps did not recompute (those got their score there).
+UNTOUCHED_IDS = TRACE_IDS + " AND trace_id NOT IN (SELECT trace_id FROM touched)"
+
+
+def _staged_sql(files: str) -> str:
+    return (f"SELECT s.* EXCLUDE (step) FROM read_parquet({files}) AS s "
+            "SEMI JOIN last_touch AS l ON l.trace_id = s.trace_id AND l.step = s.step")
+
+
+def fresh_rows_sql(staged: list[str]) -> str:
+    """The ``fresh_rows`` view: the staged rows (``staged``: the rollup's own files, quoted
+    as the lake's are, since a view takes no parameters) of each trace's last step."""
+    return f"CREATE OR REPLACE TEMP VIEW fresh_rows AS {_staged_sql('[' + ', '.join(map(sql_string, staged)) + ']')}"
+
+
+def merged_delta_sql(delta: str) -> str:
+    """The ``merged_delta`` view: the rows of the new delta — the old one's (``delta``, a
+    rollup file) that the new rows do not replace, then the new rows (``fresh``: the
+    recomputed rows and the tombstones)."""
+    return (f"CREATE OR REPLACE TEMP VIEW merged_delta AS SELECT * FROM read_parquet({sql_string(delta)}) "
+            "WHERE trace_id NOT IN (SELECT trace_id FROM fresh) UNION ALL SELECT * FROM fresh")
+
+
+FRESH = "CREATE OR REPLACE TEMP VIEW fresh AS SELECT * FROM fresh_rows UNION ALL SELECT * FROM tombstones"
+# Its keys, read once: its size, the agents it touches, what it replaces in the base.
+DELTA_KEYS = "CREATE OR REPLACE TEMP TABLE delta_keys AS SELECT trace_id, agent FROM merged_delta"
+DELTA_ROWS = "SELECT count(*) FROM delta_keys"
+# The new delta, by trace id (a lookup reads one row group).
+NEW_DELTA = "SELECT * FROM merged_delta ORDER BY trace_id"
+# Merging a big delta into the base: the agents whose files change (their runs in the
+# delta, or runs of theirs that the delta moved to another agent) ...
+AFFECTED_AGENTS = """SELECT DISTINCT agent FROM delta_keys WHERE agent IS NOT NULL
+UNION SELECT i.agent FROM read_parquet($index) AS i JOIN delta_keys AS d ON d.trace_id = i.trace_id"""
+# ... a few agents' new rows at a time ($base: their files; $staged: their staged rows;
+# storage.rollups sorts them by agent and time in Arrow, which needs no more memory than
+# the rows, and writes one file per agent): their base rows the delta does not replace,
+# their old delta rows that the new rows do not, and their new rows ...
+MERGED_WITH = f"""SELECT * FROM read_parquet($base) AS b
+WHERE agent IN (SELECT agent FROM merging) AND NOT EXISTS (SELECT 1 FROM delta_keys AS d WHERE d.trace_id = b.trace_id)
+UNION ALL
+SELECT * FROM read_parquet($delta)
+WHERE agent IN (SELECT agent FROM merging) AND trace_id NOT IN (SELECT trace_id FROM fresh)
+UNION ALL
+{_staged_sql('$staged')} WHERE s.agent IN (SELECT agent FROM merging)"""
+# The agents of one such group, and each agent's runs in the base and the delta (to form
+# the groups).
 AGENTS_TABLE = "CREATE OR REPLACE TEMP TABLE merging AS SELECT unnest($agents::VARCHAR[]) AS agent"
-ROWS_PER_AGENT = "SELECT agent, count(*) FROM read_parquet($index) GROUP BY agent"
+ROWS_PER_AGENT = """SELECT agent, sum(n) FROM (
+    SELECT agent, count(*) AS n FROM read_parquet($index) GROUP BY agent
+    UNION ALL SELECT agent, count(*) FROM delta_keys WHERE agent IS NOT NULL GROUP BY agent
+) GROUP BY agent"""
 # ... and the trace index of the new base ($base: every file).
 INDEX_ROWS = "SELECT trace_id, agent FROM read_parquet($base) ORDER BY trace_id"
 # The agent of one run (for ``params_of``): the delta's row, else the index's.
@@ -111,6 +160,3 @@ scores AS (
 SELECT r.* REPLACE (s.score AS eval_score)
 FROM runs AS r LEFT JOIN scores AS s ON s.trace_id = r.trace_id
 WHERE r.trace_id IN (SELECT trace_id FROM touched)"""
-# A delta of the old delta's rows that the new rows do not replace, and the new rows.
-NEW_DELTA = """SELECT * FROM read_parquet($delta) WHERE trace_id NOT IN (SELECT trace_id FROM fresh)
-UNION ALL SELECT * FROM fresh ORDER BY trace_id"""

@@ -5,6 +5,7 @@ on a lake the real collector wrote from real OTel SDK spans."""
 from __future__ import annotations
 
 import datetime as dt
+import shutil
 from pathlib import Path
 
 import pyarrow as pa
@@ -132,3 +133,23 @@ def test_a_rollup_of_another_format_is_rebuilt(collector, monkeypatch) -> None:
     files = {p.name for p in (lake / "_rollups" / "runs").glob("*.parquet")}
     assert names(rollups.current(lake)) <= files  # and the previous version's
     assert not files & names(before)  # nothing of the old format
+
+
+@pytest.mark.parametrize("merge", [False, True])
+def test_a_build_of_several_steps_keeps_the_last_row_of_a_trace_two_steps_touch(collector, monkeypatch,
+                                                                                merge: bool) -> None:
+    # a run of a whole day has spans in yesterday's partition and today's: with a step per
+    # day, both steps recompute it (each reads the days either side) and one row is kept,
+    # in the delta or merged into the base
+    lake = Path(collector.config.exporters.parquet.path)
+    _send(collector, [Run("calc", "What is 2 + 2?", "4", seconds=86_400),
+                      Run("search", "weather in Oslo", "rain", tool="web_search", seconds=86_400),
+                      Run("calc", "What is 3 + 3?", "6")])
+    monkeypatch.setattr(rollups, "STEP_SPANS", 1)
+    monkeypatch.setattr(rollups, "DELTA_MIN_ROWS", 0 if merge else 10**9)
+    shutil.rmtree(lake / "_rollups" / "runs", ignore_errors=True)  # a first build of every file
+    built = rollups.refresh(lake)
+    assert built is not None and built.merged == merge
+    assert built.touched > len(_view(lake))  # a day-long run with spans on both days, touched twice
+    assert _rollup(lake) == _view(lake)
+    assert not list((lake / "_rollups" / "runs").glob("staged-*"))  # the staged steps are swept
