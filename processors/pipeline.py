@@ -183,6 +183,20 @@ def runs_to_judge(gateway: Any, params: dict[str, Any]) -> pl.DataFrame:
         return pl.concat(found).sort("start_time", "trace_id", descending=[True, False])
 
 
+def _summarized(judge_pkg: Any, gateway: Any, runs: pl.DataFrame, privacy: Privacy) -> pl.DataFrame:
+    """``runs`` with the judge's summary of their tool calls and errors."""
+    ids = {**of_runs(runs), **hidden_by(privacy)}
+    return judge_pkg.with_summaries(runs, gateway.polars(q.TOOL_CALLS_OF_RUNS, ids, max_rows=None, timeout_s=None),
+                                    gateway.polars(q.ERRORS_OF_RUNS, ids, max_rows=None, timeout_s=None))
+
+
+def _check_endpoint(judge_pkg: Any, llm: Llm) -> None:
+    try:
+        judge_pkg.check_endpoint(llm.client, llm.model)
+    except judge_pkg.JudgeEndpointError as exc:
+        raise ProcessorError(str(exc)) from exc
+
+
 def _judge(lake: Any, processors: Processors, privacy: Privacy, llm: Llm | None, since: dt.datetime,
            agent: str | None, now: Callable[[], dt.datetime], progress: Progress, report: Report,
            telemetry_endpoint: str | None, shard: tuple[int, int] | None = None) -> None:
@@ -202,13 +216,8 @@ def _judge(lake: Any, processors: Processors, privacy: Privacy, llm: Llm | None,
         runs, report.skipped_private = withhold_private(in_shard(sample(runs, cfg.sample), shard), privacy, llm.local)
         if runs.height == 0:
             return
-        ids = {**of_runs(runs), **hidden_by(privacy)}
-        runs = judge_pkg.with_summaries(runs, gateway.polars(q.TOOL_CALLS_OF_RUNS, ids, max_rows=None, timeout_s=None),
-                                        gateway.polars(q.ERRORS_OF_RUNS, ids, max_rows=None, timeout_s=None))
-    try:
-        judge_pkg.check_endpoint(llm.client, llm.model)
-    except judge_pkg.JudgeEndpointError as exc:
-        raise ProcessorError(str(exc)) from exc
+        runs = _summarized(judge_pkg, gateway, runs, privacy)
+    _check_endpoint(judge_pkg, llm)
     step = max(JUDGE_CHUNK, 2 * cfg.requests_at_once)
     with judge_pkg.traced(llm.client, telemetry_endpoint) as client:
         for start in range(0, runs.height, step):
@@ -252,13 +261,8 @@ def _rejudge(lake: Any, processors: Processors, privacy: Privacy, llm: Llm | Non
         report.skipped_private += withheld
         if runs.height == 0:
             return
-        ids = {**of_runs(runs), **hidden_by(privacy)}
-        runs = judge_pkg.with_summaries(runs, gateway.polars(q.TOOL_CALLS_OF_RUNS, ids, max_rows=None, timeout_s=None),
-                                        gateway.polars(q.ERRORS_OF_RUNS, ids, max_rows=None, timeout_s=None))
-    try:
-        judge_pkg.check_endpoint(llm.client, llm.model)
-    except judge_pkg.JudgeEndpointError as exc:
-        raise ProcessorError(str(exc)) from exc
+        runs = _summarized(judge_pkg, gateway, runs, privacy)
+    _check_endpoint(judge_pkg, llm)
     with judge_pkg.traced(llm.client, telemetry_endpoint) as client:
         try:
             evals = judge_pkg.judge_runs(runs, client=client, model=llm.model, prompt=prompt, now=now,
