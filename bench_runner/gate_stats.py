@@ -25,6 +25,8 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
+from otelbench.bench_runner.stats import wilson_score
+
 RESAMPLES = 2000
 SEED = 0
 Statistic = Literal["mean", "median"]
@@ -53,10 +55,7 @@ def z_value(confidence: float) -> float:
 def wilson(passed: int, total: int, confidence: float = 0.95) -> tuple[float, float]:
     """The Wilson score interval of ``passed`` of ``total`` (total ≥ 1)."""
     _check_counts(passed, total)
-    z, p = z_value(confidence), passed / total
-    centre = (p + z * z / (2 * total)) / (1 + z * z / total)
-    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / (1 + z * z / total)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    return wilson_score(passed, total, z_value(confidence))
 
 
 def newcombe_difference(x1: int, n1: int, x2: int, n2: int, confidence: float = 0.95) -> Interval:

@@ -86,7 +86,12 @@ def wilson_95(passed: int, total: int) -> tuple[float | None, float | None]:
     is not zero-width at 0 or 100 %. storage/queries/suites.py computes the same in SQL."""
     if total <= 0:
         return None, None
-    z, p = Z_975, passed / total
+    return wilson_score(passed, total, Z_975)
+
+
+def wilson_score(passed: int, total: int, z: float) -> tuple[float, float]:
+    """The Wilson score interval of ``passed`` of ``total`` (≥ 1) at normal quantile ``z``."""
+    p = passed / total
     centre = (p + z * z / (2 * total)) / (1 + z * z / total)
     half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / (1 + z * z / total)
     return max(0.0, centre - half), min(1.0, centre + half)
