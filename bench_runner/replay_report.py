@@ -22,13 +22,16 @@ def _change(c: Change, unit: str = "") -> str:
     return f"{c.recorded:,.0f} → {c.candidate:,.0f}{unit}{ratio} (n={c.runs})"
 
 
+def _usd(value: float | None, missing: str) -> str:
+    return missing if value is None else f"${value:.4g}"
+
+
 def _cost(c: Change) -> str:
     """Mean cost per run, each side over the runs that have one."""
     if c.recorded is None and c.candidate is None:
         return "—"
-    side = lambda v, none: none if v is None else f"${v:.4g}"  # noqa: E731
     ratio = f" ×{c.ratio:.2f}" if c.ratio is not None else ""
-    return f"{side(c.recorded, 'none')} → {side(c.candidate, 'no price')}{ratio}"
+    return f"{_usd(c.recorded, 'none')} → {_usd(c.candidate, 'no price')}{ratio}"
 
 
 def render(report: Report, fixes: dict[str, str] | None = None, width: int = 80) -> str:
